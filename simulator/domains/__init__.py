@@ -1,0 +1,42 @@
+"""The domain registry: the seven built-in domains, plus any custom ones registered."""
+
+from __future__ import annotations
+
+from simulator.domains.android import AndroidDomain
+from simulator.domains.base import Action, Domain
+from simulator.domains.mcp import McpDomain
+from simulator.domains.os import OsDomain
+from simulator.domains.search import SearchDomain
+from simulator.domains.swe import SweDomain
+from simulator.domains.terminal import TerminalDomain
+from simulator.domains.web import WebDomain
+
+_REGISTRY: dict[str, Domain] = {}
+
+
+def register(domain: Domain) -> None:
+    """Add (or replace) a domain under ``domain.name``."""
+    _REGISTRY[domain.name] = domain
+
+
+def get_domain(name: str) -> Domain:
+    """The domain called ``name``; raises KeyError for an unknown name."""
+    return _REGISTRY[name]
+
+
+def domain_names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+for _domain in (
+    McpDomain(),
+    SearchDomain(),
+    TerminalDomain(),
+    SweDomain(),
+    WebDomain(),
+    OsDomain(),
+    AndroidDomain(),
+):
+    register(_domain)
+
+__all__ = ["Action", "Domain", "domain_names", "get_domain", "register"]

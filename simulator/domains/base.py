@@ -1,0 +1,64 @@
+"""What a domain is: one place that says how a kind of environment is simulated.
+
+A domain names its world-model system prompt, how an agent's action is parsed
+and validated, which observation formats it accepts, which renderer shows its
+observations and which verifiers check them. Custom domains subclass
+:class:`Domain` and call :func:`simulator.domains.register`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from simulator.world import World
+
+# Observation format names used across detection, verifiers and renderers.
+HTML = "html"
+AXTREE = "axtree"  # BrowserGym accessibility tree text: [bid] role 'name'
+ARIA_YAML = "aria-yaml"  # Playwright ARIA snapshot: - button "Add" [ref=e5]
+OS_A11Y = "os-a11y"  # desktop accessibility tree or table
+UIAUTOMATOR_XML = "uiautomator-xml"
+ANDROID_ELEMENTS = "android-elements"  # AndroidWorld-style numbered element list
+JSON = "json"
+TERMINAL = "terminal"  # terminal screen text
+TEXT = "text"  # any other plain text
+
+
+@dataclass(frozen=True)
+class Action:
+    """A validated action. ``raw`` is exactly what the agent sent and goes into history."""
+
+    raw: str
+    kind: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Domain(ABC):
+    """Base class of the seven built-in domains and of custom ones."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    observation_formats: ClassVar[tuple[str, ...]]
+    renderer: ClassVar[str]
+    #: True when observations are JSON and constrained decoding may be asked for.
+    json_observations: ClassVar[bool] = False
+
+    @abstractmethod
+    def system_prompt(self, world: World) -> str:
+        """The world model's system prompt for this world (template + world definition)."""
+
+    @abstractmethod
+    def parse_action(self, raw: str, world: World) -> Action:
+        """Validate an action; raises :class:`simulator.errors.InvalidAction` with a helpful message."""
+
+    @abstractmethod
+    def detect_format(self, observation: str) -> str | None:
+        """Which of ``observation_formats`` the text is in, or None if none fits."""
+
+    def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
+        """Problems with a world's domain extras (empty when valid)."""
+        return []

@@ -1,0 +1,85 @@
+"""Every error the simulator raises, in one tree.
+
+Callers catch the narrowest class they can act on: the studio shows an
+``InvalidAction`` at the composer, retries nothing on ``MalformedOutput`` and
+offers "retry" on any ``BackendError``.
+
+    SimulatorError
+    ├── InvalidAction          the agent's action does not fit the domain's schema
+    ├── InvalidWorld           a world spec fails validation (``problems`` lists each)
+    ├── InvalidPerturbation    a perturbation spec fails validation
+    ├── FormatError            a file (JSONL, bundle) is malformed (``line``, ``field``)
+    ├── MalformedOutput        the model's output has no usable observation
+    └── BackendError           the world model could not answer
+        ├── BackendUnavailable     connection refused, DNS, server not ready
+        ├── BackendTimeout         no answer (or no next token) in time
+        ├── BackendHTTPError       a non-2xx answer (``status``)
+        │   └── BackendRateLimited     HTTP 429
+        └── StreamInterrupted      the stream broke after the first token
+"""
+
+from __future__ import annotations
+
+
+class SimulatorError(Exception):
+    """Base class of every error raised by :mod:`simulator`."""
+
+
+class InvalidAction(SimulatorError):
+    """An action that does not fit its domain's action schema."""
+
+
+class InvalidWorld(SimulatorError):
+    """A world spec that fails validation; ``problems`` lists every failure."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+class InvalidPerturbation(SimulatorError):
+    """A perturbation spec that fails validation."""
+
+
+class FormatError(SimulatorError):
+    """A malformed record in a file; ``line`` is 1-based, ``field`` may be empty."""
+
+    def __init__(self, reason: str, *, line: int | None = None, field: str = "") -> None:
+        self.reason = reason
+        self.line = line
+        self.field = field
+        where = f"line {line}: " if line is not None else ""
+        what = f"{field}: " if field else ""
+        super().__init__(f"{where}{what}{reason}")
+
+
+class MalformedOutput(SimulatorError):
+    """Model output from which no observation can be recovered."""
+
+
+class BackendError(SimulatorError):
+    """The world model could not answer; the step can be retried."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend cannot be reached or is not ready."""
+
+
+class BackendTimeout(BackendError):
+    """The backend did not answer, or stopped streaming, within the time limit."""
+
+
+class BackendHTTPError(BackendError):
+    """The backend answered with a non-2xx status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        super().__init__(f"HTTP {status}: {message}")
+
+
+class BackendRateLimited(BackendHTTPError):
+    """The backend answered HTTP 429."""
+
+
+class StreamInterrupted(BackendError):
+    """The stream broke after tokens had arrived; never retried automatically."""
