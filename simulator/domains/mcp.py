@@ -1,0 +1,151 @@
+"""MCP tool servers: the agent calls a declared tool, the world model returns its result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from simulator import observations
+from simulator.domains._calls import parse_json_call
+from simulator.domains._prompt import build_prompt, dump_json
+from simulator.domains.base import JSON, TEXT, Action, Domain
+from simulator.errors import InvalidAction
+
+if TYPE_CHECKING:
+    from simulator.world import World
+
+_ROLE = """\
+You are the world model of an MCP (Model Context Protocol) tool server. An agent calls \
+the server's tools; you play the server and every system behind it, and return what \
+each tool call would return."""
+
+_RULES = (
+    "Return the tool's result exactly as the server would send it: usually one JSON "
+    "value, shaped like the tool's output_schema when it declares one.",
+    "Results must agree with the resources and with every earlier result: an id created "
+    "by one call can be looked up by the next; a record updated stays updated.",
+    "When arguments are wrong for the world (an unknown id, a forbidden operation), "
+    "return the plain-text error a real server would, e.g. `Error: user not found`.",
+)
+
+_FORMAT = """\
+A JSON value (object, array, string or number) with no Markdown fences and no \
+commentary, or a one-line plain-text error message. A tool with nothing to report \
+returns an empty result."""
+
+
+def tool_list(extras: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The world's tool definitions (``extras["tools"]``); entries that are not objects are skipped."""
+    tools = extras.get("tools", [])
+    if not isinstance(tools, list):
+        return []
+    return [tool for tool in tools if isinstance(tool, Mapping)]
+
+
+def input_schema(tool: Mapping[str, Any]) -> Any:
+    """A tool's argument schema; ``parameters`` (OpenAI style) is an alias."""
+    return tool.get("input_schema", tool.get("parameters", {"type": "object"}))
+
+
+def find_tool(world: World, name: str) -> Mapping[str, Any] | None:
+    """The tool called ``name`` in ``world``, or None."""
+    return next((tool for tool in tool_list(world.extras) if tool.get("name") == name), None)
+
+
+class McpDomain(Domain):
+    """Tool calls checked against the world's JSON-Schema tool definitions."""
+
+    name = "mcp"
+    title = "MCP tools"
+    observation_formats = (JSON, TEXT)
+    renderer = JSON
+    json_observations = True
+    #: A tool may legitimately return nothing (tau-bench's ``think`` does).
+    allows_empty_observation = True
+
+    def system_prompt(self, world: World) -> str:
+        tools = [
+            {
+                key: tool[key]
+                for key in ("name", "description", "input_schema", "parameters", "output_schema")
+                if key in tool
+            }
+            for tool in tool_list(world.extras)
+        ]
+        resources = world.extras.get("resources")
+        return build_prompt(
+            world,
+            role=_ROLE,
+            sections=[
+                ("Tools (JSON Schema)", dump_json(tools)),
+                ("Resources and data behind the tools", dump_json(resources) if resources else ""),
+            ],
+            rules=_RULES,
+            observation_format=_FORMAT,
+        )
+
+    def parse_action(self, raw: str, world: World) -> Action:
+        try:
+            call = parse_json_call(raw)
+        except ValueError as error:
+            raise InvalidAction(str(error)) from None
+        if call is None:
+            raise InvalidAction(
+                'an mcp action is a JSON tool call: {"name": "<tool>", "arguments": {...}}'
+            )
+        name, arguments = call
+        tool = find_tool(world, name)
+        if tool is None:
+            known = ", ".join(str(t.get("name")) for t in tool_list(world.extras)) or "none"
+            raise InvalidAction(f"unknown tool {name!r}; this world's tools are: {known}")
+        validator = Draft202012Validator(input_schema(tool))
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            details = "; ".join(f"{e.message} (at {e.json_path})" for e in errors[:3])
+            raise InvalidAction(f"arguments of {name!r} do not match its input schema: {details}")
+        return Action(raw=raw, kind="tool_call", args={"name": name, "arguments": arguments})
+
+    def detect_format(self, observation: str) -> str | None:
+        return observations.detect_format(observation, self.observation_formats)
+
+    def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
+        problems: list[str] = []
+        tools = extras.get("tools", [])
+        if not isinstance(tools, list):
+            return ["tools: must be a list of tool definitions"]
+        seen: set[str] = set()
+        for index, tool in enumerate(tools):
+            where = f"tools[{index}]"
+            if not isinstance(tool, Mapping):
+                problems.append(f"{where}: must be an object")
+                continue
+            name = tool.get("name")
+            if not isinstance(name, str) or not name:
+                problems.append(f"{where}: name is required text")
+            else:
+                where = f"{where} {name!r}"
+                if name in seen:
+                    problems.append(f"{where}: duplicate tool name")
+                seen.add(name)
+            if not isinstance(tool.get("description", ""), str):
+                problems.append(f"{where}: description must be text")
+            for key in ("input_schema", "parameters", "output_schema"):
+                if key in tool:
+                    problems.extend(_schema_problems(tool[key], f"{where}: {key}"))
+        resources = extras.get("resources", [])
+        if not isinstance(resources, list | Mapping):
+            problems.append("resources: must be a list or an object")
+        return problems
+
+
+def _schema_problems(schema: Any, where: str) -> list[str]:
+    if not isinstance(schema, Mapping):
+        return [f"{where} must be a JSON Schema object"]
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        return [f"{where} is not a valid JSON Schema: {error.message}"]
+    return []

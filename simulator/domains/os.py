@@ -1,0 +1,146 @@
+"""A desktop computer: pyautogui code in, the next accessibility tree out (OSWorld style)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from simulator import observations
+from simulator.domains._calls import Call, parse_calls, strip_fence
+from simulator.domains._prompt import build_prompt, dump_json
+from simulator.domains.base import OS_A11Y, Action, Domain
+from simulator.errors import InvalidAction
+
+if TYPE_CHECKING:
+    from simulator.world import World
+
+_ROLE = """\
+You are the world model of a desktop computer (an Ubuntu GNOME session unless the \
+world says otherwise). An agent controls it with pyautogui code: mouse moves, clicks, \
+typing and hotkeys at screen coordinates; you play the operating system and its \
+applications, and return the screen's accessibility tree after the action."""
+
+_RULES = (
+    "A click acts on the element whose box contains the point; a click on empty space "
+    "changes nothing. Typed text goes to the focused element.",
+    "Windows, open files, settings and application state persist between actions; "
+    "dialogs stay open until dismissed.",
+    "Positions and sizes are in screen pixels and stay consistent between steps for "
+    "elements that did not move.",
+)
+
+# observations.OS_TABLE_HEADER with its tabs written as \t (spelt out here: this
+# module is imported while simulator.observations may still be initialising).
+_TAB_HEADER = r"tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)"
+_FORMAT = f"""\
+The accessibility tree as a tab-separated table: the header line \
+`{_TAB_HEADER}`, then one row per \
+visible element with exactly those seven columns; position as `(x, y)` and size as \
+`(w, h)`. No Markdown fences, no commentary.
+If the initial state uses the indented tree form instead (`role 'name' (x, y, w, h)` \
+per line, two spaces per level), keep using that form."""
+
+_SPECIALS = ("DONE", "FAIL", "WAIT")
+_POINTER = frozenset(
+    [
+        "click",
+        "doubleClick",
+        "tripleClick",
+        "rightClick",
+        "middleClick",
+        "moveTo",
+        "moveRel",
+        "move",
+        "dragTo",
+        "dragRel",
+        "drag",
+        "mouseDown",
+        "mouseUp",
+    ]
+)
+_SCROLL = frozenset(("scroll", "hscroll", "vscroll"))
+_KEYS = frozenset(("press", "keyDown", "keyUp", "hotkey", "typewrite", "write"))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check(call: Call) -> None:
+    module, _, function = call.func.rpartition(".")
+    if call.func == "time.sleep":
+        if len(call.args) != 1 or not _is_number(call.args[0]) or call.args[0] < 0:
+            raise InvalidAction("time.sleep() takes one number of seconds >= 0")
+        return
+    if module != "pyautogui" or function not in _POINTER | _SCROLL | _KEYS:
+        raise InvalidAction(
+            f"{call.func}() is not allowed; use pyautogui.click/doubleClick/rightClick/moveTo/"
+            "dragTo/scroll/typewrite/write/press/hotkey/keyDown/keyUp, time.sleep, or "
+            "DONE / FAIL / WAIT"
+        )
+    if function in _POINTER and not all(_is_number(arg) for arg in call.args[:2]):
+        raise InvalidAction(f"{call.func}(): x and y must be numbers")
+    if function in _SCROLL and not (call.args and _is_number(call.args[0])):
+        raise InvalidAction(f"{call.func}(): the first argument must be a number of clicks")
+    if function in ("typewrite", "write") and not (
+        call.args and isinstance(call.args[0], str | list)
+    ):
+        raise InvalidAction(f"{call.func}(): the first argument must be the text to type")
+    if function in ("press", "keyDown", "keyUp", "hotkey") and not (
+        call.args and all(isinstance(arg, str | list) for arg in call.args)
+    ):
+        raise InvalidAction(f"{call.func}(): give the key names as text")
+
+
+class OsDomain(Domain):
+    """pyautogui calls with literal arguments (checked with ``ast``), or DONE / FAIL / WAIT."""
+
+    name = "os"
+    title = "Desktop"
+    observation_formats = (OS_A11Y,)
+    renderer = OS_A11Y
+
+    def system_prompt(self, world: World) -> str:
+        screen = world.extras.get("screen")
+        return build_prompt(
+            world,
+            role=_ROLE,
+            sections=[("Screen", dump_json(screen) if screen else "")],
+            rules=_RULES,
+            observation_format=_FORMAT,
+        )
+
+    def parse_action(self, raw: str, world: World) -> Action:
+        text = strip_fence(raw)
+        if text in _SPECIALS:
+            return Action(raw=raw, kind=text.lower())
+        try:
+            calls = parse_calls(text, allowed_imports=frozenset(("pyautogui", "time")))
+        except ValueError as error:
+            raise InvalidAction(
+                f"{error}; an os action is pyautogui code or DONE / FAIL / WAIT"
+            ) from None
+        for call in calls:
+            _check(call)
+        return Action(
+            raw=raw,
+            kind="pyautogui",
+            args={
+                "calls": [
+                    {"func": call.func, "args": list(call.args), "kwargs": dict(call.kwargs)}
+                    for call in calls
+                ]
+            },
+        )
+
+    def detect_format(self, observation: str) -> str | None:
+        return observations.detect_format(observation, self.observation_formats)
+
+    def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
+        screen = extras.get("screen", {"width": 1, "height": 1})
+        if not (
+            isinstance(screen, Mapping)
+            and all(_is_number(screen.get(key)) for key in ("width", "height"))
+        ):
+            return ["screen: must be an object with numeric width and height"]
+        return []

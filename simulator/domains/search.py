@@ -1,0 +1,100 @@
+"""Web search: ``web_search`` returns result lists, ``web_extractor`` returns page content."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from simulator import observations
+from simulator.domains._calls import Param, bind, parse_json_call, parse_one_call
+from simulator.domains._prompt import build_prompt, dump_json
+from simulator.domains.base import JSON, TEXT, Action, Domain
+from simulator.errors import InvalidAction
+
+if TYPE_CHECKING:
+    from simulator.world import World
+
+_ROLE = """\
+You are the world model of a web search engine and of the web pages it indexes. An \
+agent calls two tools: `web_search` (queries in, ranked results out) and \
+`web_extractor` (a URL and a goal in, the page's relevant content out)."""
+
+_RULES = (
+    "The corpus below is the ground truth of this world. Results and page contents must "
+    "agree with its entities and facts; never contradict a fact, and do not invent facts "
+    "about its entities that it does not imply.",
+    "Queries unrelated to the corpus still return plausible, ordinary results.",
+    "URLs must be stable: the same page keeps the same URL and content across calls.",
+)
+
+_FORMAT = """\
+For `web_search`: for each query, a header line `## Results for "<query>"`, then up to \
+10 numbered results, each `N. [Title](URL)` followed by a one- or two-sentence snippet.
+For `web_extractor`: the page's title and URL on the first line, then the content \
+relevant to the goal as plain text or Markdown. An unreachable page returns a \
+one-line error."""
+
+_PARAMS = {
+    "web_search": (Param("query", (str, list)),),
+    "web_extractor": (Param("url", (str, list)), Param("goal", (str,), required=False, default="")),
+}
+
+
+def _text_or_texts(name: str, value: Any) -> None:
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise InvalidAction(f"{name} must be non-empty text or a non-empty list of text")
+
+
+class SearchDomain(Domain):
+    """Search calls, as JSON tool calls or as ``web_search("...")`` function calls."""
+
+    name = "search"
+    title = "Web search"
+    observation_formats = (TEXT, JSON)
+    renderer = TEXT
+
+    def system_prompt(self, world: World) -> str:
+        corpus = world.extras.get("corpus")
+        return build_prompt(
+            world,
+            role=_ROLE,
+            sections=[("Corpus: entities and facts", dump_json(corpus) if corpus else "")],
+            rules=_RULES,
+            observation_format=_FORMAT,
+        )
+
+    def parse_action(self, raw: str, world: World) -> Action:
+        try:
+            call = parse_json_call(raw)
+            if call is None:
+                parsed = parse_one_call(raw)
+                name = parsed.func
+                if name not in _PARAMS:
+                    raise ValueError(f"unknown tool {name!r}")
+                arguments = bind(parsed, _PARAMS[name])
+            else:
+                name, arguments = call
+                if name not in _PARAMS:
+                    raise ValueError(f"unknown tool {name!r}")
+        except ValueError as error:
+            raise InvalidAction(
+                f"{error}; a search action is web_search(query) or web_extractor(url, goal), "
+                'as a call or as JSON {"name": "web_search", "arguments": {"query": "..."}}'
+            ) from None
+        key = "query" if name == "web_search" else "url"
+        if key not in arguments:
+            raise InvalidAction(f"{name} needs {key!r}")
+        _text_or_texts(f"{name} {key}", arguments[key])
+        if not isinstance(arguments.get("goal", ""), str):
+            raise InvalidAction("web_extractor goal must be text")
+        return Action(raw=raw, kind=name, args=dict(arguments))
+
+    def detect_format(self, observation: str) -> str | None:
+        return observations.detect_format(observation, self.observation_formats)
+
+    def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
+        corpus = extras.get("corpus", [])
+        if not isinstance(corpus, list | Mapping):
+            return ["corpus: must be a list of entities or an object"]
+        return []
