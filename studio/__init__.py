@@ -1,0 +1,7 @@
+"""The World Studio Django project."""
+
+from __future__ import annotations
+
+from studio.celery import app as celery_app
+
+__all__ = ["celery_app"]

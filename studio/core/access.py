@@ -1,0 +1,70 @@
+"""Project membership checks shared by views, consumers and the API.
+
+An object of a project the user is not a member of answers 404, never 403, so
+that its existence does not leak. A member whose role is too low for an action
+gets 403: they can see the object, so there is nothing to hide.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Model, QuerySet
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from studio.core.models import Membership, Project, Role
+
+M = TypeVar("M", bound=Model)
+
+EDIT_ROLES = (Role.OWNER, Role.EDITOR)
+
+
+def membership_for(user: AbstractBaseUser | AnonymousUser, project: Project) -> Membership | None:
+    if not user.is_authenticated:
+        return None
+    return Membership.objects.filter(project=project, user=user).first()
+
+
+def projects_for(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    return Project.objects.filter(memberships__user=user)
+
+
+def get_project_for(
+    user: AbstractBaseUser | AnonymousUser, slug: str, *, edit: bool = False, own: bool = False
+) -> tuple[Project, Membership]:
+    """The project with ``slug`` if the user may see it (and edit/own it when asked); else 404."""
+    project = Project.objects.filter(slug=slug).first()
+    membership = membership_for(user, project) if project else None
+    if project is None or membership is None:
+        raise Http404("No such project")
+    if own and membership.role != Role.OWNER:
+        raise PermissionDenied("Only the project's owners can do this")
+    if edit and membership.role not in EDIT_ROLES:
+        raise PermissionDenied("Viewers cannot change this project")
+    return project, membership
+
+
+def get_for_member(
+    user: AbstractBaseUser | AnonymousUser,
+    queryset: QuerySet[M],
+    *,
+    edit: bool = False,
+    **lookup: Any,
+) -> M:
+    """Fetch one object whose ``project`` the user belongs to (with an edit role if asked)."""
+    if not user.is_authenticated:
+        raise Http404("Not found")
+    obj = queryset.filter(project__memberships__user=user, **lookup).distinct().first()
+    if obj is None:
+        raise Http404("Not found")
+    if edit:
+        role = Membership.objects.filter(project_id=obj.project_id, user=user).values_list(  # type: ignore[attr-defined]
+            "role", flat=True
+        )
+        if role.first() not in EDIT_ROLES:
+            raise PermissionDenied("Viewers cannot change this project")
+    return obj

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from studio.core.access import projects_for
+from studio.core.health import run_checks
+
+CHECK_LABELS = {
+    "database": "Database",
+    "channel_layer": "Channel layer",
+    "tasks": "Task runner",
+    "world_model": "World model",
+}
+
+
+@require_GET
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "core/home.html", {"projects": projects_for(request.user)})
+
+
+@require_GET
+@never_cache
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Machine-readable health; 503 when any part is down, so load balancers can act on it."""
+    report = run_checks()
+    return JsonResponse(report, status=200 if report["ok"] else 503)
+
+
+@require_GET
+@login_required
+@never_cache
+def status(request: HttpRequest) -> HttpResponse:
+    report = run_checks()
+    checks = [(label, report[key]) for key, label in CHECK_LABELS.items()]
+    return render(request, "core/status.html", {"health": {"mode": report["mode"], "checks": checks}})

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class EpisodesConfig(AppConfig):
+    name = "studio.episodes"
+    label = "episodes"
+    #: Entries this app adds to the top navigation: (label, url name).
+    nav: list[tuple[str, str]] = []

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class RolloutsConfig(AppConfig):
+    name = "studio.rollouts"
+    label = "rollouts"
+    #: Entries this app adds to the top navigation: (label, url name).
+    nav: list[tuple[str, str]] = []

