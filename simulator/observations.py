@@ -429,7 +429,7 @@ def _is_os_a11y(text: str) -> bool:
     if stripped.startswith(OS_TABLE_HEADER):
         return True
     if stripped.startswith("<"):
-        return bool(re.match(r"<(?:\?xml[^>]*\?>\s*)?<desktop-frame\b", stripped))
+        return bool(re.match(r"(?:<\?xml[^>]*\?>\s*)?<desktop-frame\b", stripped))
     lines = [line for line in stripped.splitlines() if line.strip()]
     matching = sum(1 for line in lines if _OS_TREE_LINE.match(line.rstrip()))
     return bool(_OS_TREE_LINE.match(lines[0].rstrip())) and matching >= 0.8 * len(lines)
