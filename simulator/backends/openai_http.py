@@ -1,0 +1,284 @@
+"""OpenAI-compatible streaming backend: SGLang, vLLM or a hosted API, over httpx.
+
+Retries (exponential backoff with jitter) cover connection errors, HTTP 429 and
+5xx, and only until the first token: once text reached the caller, a retry would
+duplicate it, so a broken stream raises :class:`StreamInterrupted` instead.
+
+``timeout`` is a read timeout: the longest wait for the next bytes, so it bounds
+both the time to the first token (prefill of a long history happens before it)
+and every gap between tokens. The API key is sent in a header and never appears
+in a log line, a repr or an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from simulator.backends.base import Chunk, Health, ModelRequest
+from simulator.errors import (
+    BackendError,
+    BackendHTTPError,
+    BackendRateLimited,
+    BackendTimeout,
+    BackendUnavailable,
+    StreamInterrupted,
+)
+from simulator.types import Usage
+
+logger = logging.getLogger(__name__)
+
+_MAX_BACKOFF_S = 30.0
+
+
+class OpenAIBackend:
+    """Streams ``/v1/chat/completions`` from any OpenAI-compatible server.
+
+    ``sglang_extras`` sends the SGLang/vLLM fields hosted APIs reject: ``top_k``,
+    ``regex`` and ``chat_template_kwargs``. ``transport`` swaps the network for
+    tests (``httpx.MockTransport``).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        connect_timeout: float = 5.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        sglang_extras: bool = True,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.name = f"openai:{model}"
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.sglang_extras = sglang_extras
+        self._api_key = api_key
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            transport=transport,
+        )
+
+    def __repr__(self) -> str:
+        key = ", api_key=***" if self._api_key else ""
+        return f"OpenAIBackend({self.base_url!r}, {self.model!r}{key})"
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body for ``request``; ``max_tokens`` is always set (SGLang's default is 128)."""
+        sampling = request.sampling
+        body: dict[str, Any] = {
+            "model": request.model or self.model,
+            "messages": [dict(m) for m in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": sampling.max_tokens,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+        }
+        if sampling.seed is not None:
+            body["seed"] = sampling.seed
+        if request.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "observation", "schema": request.json_schema},
+            }
+        if self.sglang_extras:
+            body["top_k"] = sampling.top_k
+            if request.regex is not None:
+                body["regex"] = request.regex
+            if request.chat_template_kwargs is not None:
+                body["chat_template_kwargs"] = request.chat_template_kwargs
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
+        body = self.request_body(request)
+        attempt = 0
+        while True:
+            yielded = False
+            try:
+                response = await self._open(body)
+                try:
+                    async for chunk in _parse_stream(response):
+                        yielded = True
+                        yield chunk
+                    return
+                finally:
+                    # Runs on aclose() and on task cancellation too: the server sees the
+                    # connection close and stops generating.
+                    await response.aclose()
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                error: BackendError = BackendUnavailable(self._describe("unreachable", exc))
+            except httpx.TimeoutException as exc:
+                raise BackendTimeout(self._describe("timed out", exc)) from exc
+            except (httpx.TransportError, _StreamBroken) as exc:
+                if yielded:
+                    raise StreamInterrupted(self._describe("stream broke", exc)) from exc
+                error = BackendUnavailable(self._describe("stream broke before any token", exc))
+            except BackendHTTPError as exc:
+                if exc.status != 429 and exc.status < 500:
+                    raise
+                error = exc
+            if attempt >= self.max_retries:
+                raise error
+            delay = self._delay(attempt, error)
+            attempt += 1
+            logger.warning(
+                "retrying %s in %.2fs (attempt %d of %d): %s",
+                self.base_url,
+                delay,
+                attempt,
+                self.max_retries,
+                error,
+            )
+            await asyncio.sleep(delay)
+
+    async def _open(self, body: dict[str, Any]) -> httpx.Response:
+        http_request = self._client.build_request("POST", "/v1/chat/completions", json=body)
+        response = await self._client.send(http_request, stream=True)
+        if response.status_code == 200:
+            return response
+        try:
+            text = (await response.aread()).decode("utf-8", "replace")[:500]
+        finally:
+            await response.aclose()
+        message = self._scrub(_error_message(text))
+        if response.status_code == 429:
+            raise _RateLimited(message, _retry_after(response.headers.get("retry-after")))
+        raise BackendHTTPError(response.status_code, message)
+
+    def _delay(self, attempt: int, error: BackendError) -> float:
+        if isinstance(error, _RateLimited) and error.retry_after is not None:
+            return min(error.retry_after, _MAX_BACKOFF_S)
+        base: float = min(self.backoff * 2**attempt, _MAX_BACKOFF_S)
+        return base * (0.5 + random.random() / 2)
+
+    async def health(self) -> Health:
+        """Ask SGLang's ``/health``; servers without it are asked ``/v1/models``."""
+        started = time.perf_counter()
+        try:
+            response = await self._client.get("/health")
+            if response.status_code == 404:
+                response = await self._client.get("/v1/models")
+        except httpx.HTTPError as exc:
+            return Health(ok=False, detail=self._describe("unreachable", exc))
+        latency_ms = (time.perf_counter() - started) * 1000
+        if response.status_code == 200:
+            return Health(
+                ok=True, detail=f"{response.url.path} answered 200", latency_ms=latency_ms
+            )
+        return Health(
+            ok=False,
+            detail=f"{response.url.path} answered {response.status_code}",
+            latency_ms=latency_ms,
+        )
+
+    async def info(self) -> dict[str, Any]:
+        """SGLang's ``/get_model_info`` (model path, generation or not), else ``/v1/models``."""
+        base = {"backend": "openai", "model": self.model, "base_url": self.base_url}
+        try:
+            response = await self._client.get("/get_model_info")
+            if response.status_code == 200:
+                return {**base, **response.json()}
+            response = await self._client.get("/v1/models")
+            response.raise_for_status()
+            models = [m.get("id") for m in response.json().get("data", [])]
+        except httpx.HTTPStatusError as exc:
+            raise BackendHTTPError(exc.response.status_code, "model info unavailable") from exc
+        except (httpx.HTTPError, ValueError) as exc:
+            raise BackendUnavailable(self._describe("model info unavailable", exc)) from exc
+        return {**base, "models": models}
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _describe(self, what: str, exc: BaseException) -> str:
+        return self._scrub(f"{self.base_url}: {what} ({type(exc).__name__}: {exc})")
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+
+class _RateLimited(BackendRateLimited):
+    """HTTP 429, remembering the server's ``Retry-After`` for the next attempt's delay."""
+
+    def __init__(self, message: str, retry_after: float | None) -> None:
+        super().__init__(429, message)
+        self.retry_after = retry_after
+
+
+class _StreamBroken(Exception):
+    """The server ended the stream without ``[DONE]`` or sent an error event."""
+
+
+async def _parse_stream(response: httpx.Response) -> AsyncIterator[Chunk]:
+    """Turn SSE ``data:`` lines into chunks; always ends with one usage and one finish chunk."""
+    usage = Usage()
+    finish_reason: str | None = None
+    async for line in response.aiter_lines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            yield Chunk("usage", usage=usage)
+            yield Chunk("finish", finish_reason=finish_reason or "stop")
+            return
+        try:
+            event = json.loads(data)
+        except json.JSONDecodeError:
+            raise _StreamBroken(f"invalid JSON event: {data[:80]!r}") from None
+        if "error" in event:
+            raise _StreamBroken(f"error event: {_error_message(json.dumps(event))}")
+        if event.get("usage"):
+            usage = _usage(event["usage"])
+        for choice in event.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("reasoning_content"):
+                yield Chunk("reasoning", text=delta["reasoning_content"])
+            if delta.get("content"):
+                yield Chunk("content", text=delta["content"])
+            finish_reason = choice.get("finish_reason") or finish_reason
+    raise _StreamBroken("stream ended without [DONE]")
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    completion_details = data.get("completion_tokens_details") or {}
+    prompt_details = data.get("prompt_tokens_details") or {}
+    return Usage(
+        prompt_tokens=int(data.get("prompt_tokens") or 0),
+        completion_tokens=int(data.get("completion_tokens") or 0),
+        reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
+        cached_tokens=prompt_details.get("cached_tokens"),
+    )
+
+
+def _error_message(text: str) -> str:
+    """The ``message`` of an OpenAI-style error body, else the body itself (shortened)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return text[:200]
+    error = data.get("error", data) if isinstance(data, dict) else data
+    message = error.get("message") if isinstance(error, dict) else None
+    return message[:200] if isinstance(message, str) else text[:200]
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
