@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Model, QuerySet
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
 from django.http import Http404
 
 from studio.core.models import Membership, Project, Role
@@ -21,20 +21,20 @@ M = TypeVar("M", bound=Model)
 EDIT_ROLES = (Role.OWNER, Role.EDITOR)
 
 
-def membership_for(user: AbstractBaseUser | AnonymousUser, project: Project) -> Membership | None:
+def membership_for(user: User | AnonymousUser, project: Project) -> Membership | None:
     if not user.is_authenticated:
         return None
     return Membership.objects.filter(project=project, user=user).first()
 
 
-def projects_for(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
+def projects_for(user: User | AnonymousUser) -> QuerySet[Project]:
     if not user.is_authenticated:
         return Project.objects.none()
     return Project.objects.filter(memberships__user=user)
 
 
 def get_project_for(
-    user: AbstractBaseUser | AnonymousUser, slug: str, *, edit: bool = False, own: bool = False
+    user: User | AnonymousUser, slug: str, *, edit: bool = False, own: bool = False
 ) -> tuple[Project, Membership]:
     """The project with ``slug`` if the user may see it (and edit/own it when asked); else 404."""
     project = Project.objects.filter(slug=slug).first()
@@ -49,7 +49,7 @@ def get_project_for(
 
 
 def get_for_member(
-    user: AbstractBaseUser | AnonymousUser,
+    user: User | AnonymousUser,
     queryset: QuerySet[M],
     *,
     edit: bool = False,
@@ -62,7 +62,8 @@ def get_for_member(
     if obj is None:
         raise Http404("Not found")
     if edit:
-        role = Membership.objects.filter(project_id=obj.project_id, user=user).values_list(  # type: ignore[attr-defined]
+        project_id = obj.project_id  # type: ignore[attr-defined]
+        role = Membership.objects.filter(project_id=project_id, user=user).values_list(
             "role", flat=True
         )
         if role.first() not in EDIT_ROLES:

@@ -66,7 +66,7 @@ def check_tasks() -> Check:
         replies = app.control.ping(timeout=1.0)
     except Exception as exc:
         return Check(False, f"broker unreachable: {exc}", {"runner": runner, "workers": []})
-    workers = sorted(name for reply in replies for name in reply)
+    workers = sorted(name for reply in replies or [] for name in reply)
     detail = f"{len(workers)} Celery worker(s) answering" if workers else "no Celery worker answers"
     return Check(bool(workers), detail, {"runner": runner, "workers": workers})
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from celery import Task, shared_task
 
@@ -8,7 +9,7 @@ from studio.lib.channels import send_to_group
 
 
 @shared_task(bind=True, name="core.pipeline_ping")
-def pipeline_ping(self: Task, group: str, sent_at: float) -> None:
+def pipeline_ping(self: Task[Any, Any], group: str, sent_at: float) -> None:
     """Answer the status page's pipeline check through the channel layer."""
     send_to_group(
         group,

@@ -37,4 +37,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def status(request: HttpRequest) -> HttpResponse:
     report = run_checks()
     checks = [(label, report[key]) for key, label in CHECK_LABELS.items()]
-    return render(request, "core/status.html", {"health": {"mode": report["mode"], "checks": checks}})
+    return render(
+        request, "core/status.html", {"health": {"mode": report["mode"], "checks": checks}}
+    )

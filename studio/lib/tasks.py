@@ -24,7 +24,7 @@ def _executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=4, thread_name_prefix="studio-task")
 
 
-def _run_inprocess(task: Task, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _run_inprocess(task: Task[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     try:
         task(*args, **kwargs)
     except Exception:
@@ -33,7 +33,7 @@ def _run_inprocess(task: Task, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         close_old_connections()
 
 
-def dispatch(task: Task, *args: Any, **kwargs: Any) -> None:
+def dispatch(task: Task[Any, Any], *args: Any, **kwargs: Any) -> None:
     """Run ``task(*args, **kwargs)`` after the current transaction commits."""
     if settings.TASK_RUNNER == "celery":
         transaction.on_commit(lambda: task.apply_async(args=args, kwargs=kwargs))

@@ -195,9 +195,7 @@ def production_stack(
             **(extra_env or {}),
         }
     )
-    subprocess.run(
-        ["redis-cli", "-n", str(redis_db), "FLUSHDB"], check=True, capture_output=True
-    )
+    subprocess.run(["redis-cli", "-n", str(redis_db), "FLUSHDB"], check=True, capture_output=True)
     stack = Stack(env=env, var_dir=var_dir, database=database)
     try:
         stack.manage("migrate", "--noinput", "-v", "0")

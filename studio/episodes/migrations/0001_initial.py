@@ -6,73 +6,172 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('core', '0001_initial'),
-        ('worlds', '0001_initial'),
+        ("core", "0001_initial"),
+        ("worlds", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Episode',
+            name="Episode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=200)),
-                ('domain', models.CharField(max_length=40)),
-                ('task', models.TextField(blank=True)),
-                ('perturbations', models.JSONField(blank=True, default=list)),
-                ('seed', models.IntegerField(default=0)),
-                ('agent', models.JSONField(blank=True, default=dict)),
-                ('sampling', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('active', 'Active'), ('done', 'Done'), ('closed', 'Closed')], default='active', max_length=10)),
-                ('source', models.CharField(choices=[('ui', 'Studio'), ('api', 'Environment API'), ('rollout', 'Batch rollout'), ('completions', 'Chat completions endpoint')], default='ui', max_length=12)),
-                ('forked_at_step', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('endpoint', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='core.modelendpoint')),
-                ('parent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='forks', to='episodes.episode')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='episodes', to='core.project')),
-                ('scenario', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='episodes', to='worlds.scenario')),
-                ('world_revision', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='episodes', to='worlds.worldrevision')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(max_length=200)),
+                ("domain", models.CharField(max_length=40)),
+                ("task", models.TextField(blank=True)),
+                ("perturbations", models.JSONField(blank=True, default=list)),
+                ("seed", models.IntegerField(default=0)),
+                ("agent", models.JSONField(blank=True, default=dict)),
+                ("sampling", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "Active"), ("done", "Done"), ("closed", "Closed")],
+                        default="active",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("ui", "Studio"),
+                            ("api", "Environment API"),
+                            ("rollout", "Batch rollout"),
+                            ("completions", "Chat completions endpoint"),
+                        ],
+                        default="ui",
+                        max_length=12,
+                    ),
+                ),
+                ("forked_at_step", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "endpoint",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="core.modelendpoint",
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="forks",
+                        to="episodes.episode",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="episodes",
+                        to="core.project",
+                    ),
+                ),
+                (
+                    "scenario",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="episodes",
+                        to="worlds.scenario",
+                    ),
+                ),
+                (
+                    "world_revision",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="episodes",
+                        to="worlds.worldrevision",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Step',
+            name="Step",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField(help_text='1-based position in the episode')),
-                ('action', models.TextField()),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='pending', max_length=10)),
-                ('observation', models.TextField(blank=True)),
-                ('reasoning', models.TextField(blank=True)),
-                ('raw_output', models.TextField(blank=True)),
-                ('partial_observation', models.TextField(blank=True)),
-                ('partial_reasoning', models.TextField(blank=True)),
-                ('extra_perturbations', models.JSONField(blank=True, default=list)),
-                ('firings', models.JSONField(blank=True, default=list)),
-                ('verifiers', models.JSONField(blank=True, default=list)),
-                ('telemetry', models.JSONField(blank=True, default=dict)),
-                ('reward', models.FloatField(blank=True, null=True)),
-                ('terminated', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('error_kind', models.CharField(blank=True, max_length=60)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('episode', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='steps', to='episodes.episode')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveIntegerField(help_text="1-based position in the episode")),
+                ("action", models.TextField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("observation", models.TextField(blank=True)),
+                ("reasoning", models.TextField(blank=True)),
+                ("raw_output", models.TextField(blank=True)),
+                ("partial_observation", models.TextField(blank=True)),
+                ("partial_reasoning", models.TextField(blank=True)),
+                ("extra_perturbations", models.JSONField(blank=True, default=list)),
+                ("firings", models.JSONField(blank=True, default=list)),
+                ("verifiers", models.JSONField(blank=True, default=list)),
+                ("telemetry", models.JSONField(blank=True, default=dict)),
+                ("reward", models.FloatField(blank=True, null=True)),
+                ("terminated", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                ("error_kind", models.CharField(blank=True, max_length=60)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "episode",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="steps",
+                        to="episodes.episode",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['episode', 'index'],
-                'constraints': [models.UniqueConstraint(fields=('episode', 'index'), name='one_step_per_index')],
+                "ordering": ["episode", "index"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("episode", "index"), name="one_step_per_index")
+                ],
             },
         ),
     ]

@@ -35,18 +35,19 @@ class Command(BaseCommand):
             if not user_model.objects.exists():
                 username = options["username"] or _local_username()
                 password = secrets.token_urlsafe(12)
-                user = user_model.objects.create_superuser(username, "", password)
+                user_model.objects.create_superuser(username, "", password)
                 login_file.write_text(f"username: {username}\npassword: {password}\n")
                 login_file.chmod(0o600)
                 self.stdout.write(f"Created the local account {username!r}.")
-            user = user_model.objects.order_by("id").first()
-            assert user is not None
+            owner = user_model.objects.order_by("id").first()
+            if owner is None:  # pragma: no cover  (created just above)
+                raise RuntimeError("no user")
             project, _ = Project.objects.get_or_create(
                 slug="sandbox",
                 defaults={"name": SANDBOX, "description": "Example worlds and scenarios."},
             )
             Membership.objects.get_or_create(
-                project=project, user=user, defaults={"role": Role.OWNER}
+                project=project, user=owner, defaults={"role": Role.OWNER}
             )
         if not options["no_examples"] and "load_examples" in get_commands():
             call_command("load_examples", project="sandbox", verbosity=0)

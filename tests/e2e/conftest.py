@@ -1,0 +1,59 @@
+"""End-to-end fixtures: the studio as `make run` starts it, driven by headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.integration.stack import Stack, embedded_studio
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+USERNAME, PASSWORD = "e2e-researcher", "e2e-pass-7f3k9q"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not shutil.which("chromium") and not os.path.exists(CHROMIUM):
+        pytest.fail("Debian's chromium is not installed (make test installs it)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def studio() -> Iterator[Stack]:
+    """One embedded studio (SQLite, in-process tasks, embedded model) for the e2e session."""
+    with embedded_studio() as running:
+        running.shell(
+            "from django.contrib.auth import get_user_model; "
+            "from studio.core.models import Project, Membership; "
+            f"u = get_user_model().objects.create_user({USERNAME!r}, '', {PASSWORD!r}); "
+            "p = Project.objects.create(name='E2E', slug='e2e'); "
+            "Membership.objects.create(project=p, user=u, role='owner')"
+        )
+        yield running
+
+
+@pytest.fixture
+def page(browser: Browser, studio: Stack) -> Iterator[Page]:
+    context = browser.new_context(base_url=studio.base_url, viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def signed_in_page(page: Page) -> Page:
+    page.goto("/login/")
+    page.fill("input[name=username]", USERNAME)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/")
+    return page
