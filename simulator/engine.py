@@ -1,0 +1,149 @@
+"""One episode step: action in, observation out.
+
+:func:`step` validates the action, decides which perturbations fire, builds the
+request (prompted instructions in the current user message), streams the world
+model's answer (routing reasoning and observation deltas to ``on_delta``),
+parses it, applies enforced perturbations, runs the domain's verifiers and
+returns a :class:`~simulator.episode.StepResult`. It holds no state between calls.
+
+Cancelling the task that awaits :func:`step` closes the backend stream at once
+(generation stops) and the ``CancelledError`` propagates. Backend errors
+propagate unchanged; an answer with no observation at all raises
+:class:`~simulator.errors.MalformedOutput`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+
+from simulator.backends.base import Backend, Chunk, ModelRequest
+from simulator.domains.base import Action
+from simulator.episode import Delta, EpisodeState, StepResult, Timings
+from simulator.errors import MalformedOutput
+from simulator.parsing import StreamSplitter, parse_output
+from simulator.perturbations import (
+    Perturbation,
+    StepContext,
+    enforce,
+    firing_indexes,
+    prompted_firings,
+)
+from simulator.prompting import build_messages, domain_for
+from simulator.types import Usage
+from simulator.verifiers import VerifierResult, run_verifiers
+
+OnDelta = Callable[[Delta], Awaitable[None] | None]
+
+
+async def _emit(on_delta: OnDelta | None, kind: str, text: str) -> None:
+    if on_delta is None or not text:
+        return
+    outcome = on_delta(Delta(kind, text))  # type: ignore[arg-type]
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
+@asynccontextmanager
+async def closing_stream(stream: AsyncIterator[Chunk]) -> AsyncIterator[AsyncIterator[Chunk]]:
+    """Like ``contextlib.aclosing``, for any async iterator: ``aclose()`` it if it can.
+
+    Closing on the way out (normal end, error or cancellation) is what stops
+    generation on the server.
+    """
+    try:
+        yield stream
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def verify(state: EpisodeState, action: Action, observation: str) -> tuple[VerifierResult, ...]:
+    """The domain's rule verifiers on the observation the agent will see."""
+    previous = state.history[-1].observation if state.history else state.world.initial_observation
+    return tuple(
+        run_verifiers(
+            state.world.domain, observation, action=action, previous=previous, world=state.world
+        )
+    )
+
+
+async def step(
+    state: EpisodeState,
+    action: str,
+    backend: Backend,
+    *,
+    on_delta: OnDelta | None = None,
+    extra_perturbations: Sequence[Perturbation] = (),
+) -> StepResult:
+    """Take one step; see the module docstring for the sequence and its errors."""
+    started = time.monotonic()
+    world = state.world
+    parsed_action = domain_for(world).parse_action(action, world)  # InvalidAction: no call made
+
+    perturbations = (*state.perturbations, *extra_perturbations)
+    ctx = StepContext(step=state.next_step, action=action, domain=world.domain, seed=state.seed)
+    indexes = firing_indexes(perturbations, ctx)
+    prompted = prompted_firings(perturbations, indexes, ctx)
+    messages = build_messages(
+        world,
+        state.history,
+        action,
+        instructions=[str(f.details["instruction"]) for f in prompted],
+        task=state.task or None,
+    )
+    request = ModelRequest(messages=tuple(messages), sampling=state.sampling or world.sampling)
+
+    splitter = StreamSplitter()
+    content: list[str] = []
+    reasoning: list[str] = []
+    usage = Usage()
+    finish_reason: str | None = None
+    first_token: float | None = None
+    queued = time.monotonic() - started
+    async with closing_stream(backend.stream(request)) as chunks:
+        async for chunk in chunks:
+            if chunk.kind in ("reasoning", "content") and first_token is None and chunk.text:
+                first_token = time.monotonic() - started
+            if chunk.kind == "reasoning":
+                reasoning.append(chunk.text)
+                await _emit(on_delta, "reasoning", chunk.text)
+            elif chunk.kind == "content":
+                content.append(chunk.text)
+                live_reasoning, live_observation = splitter.feed(chunk.text)
+                await _emit(on_delta, "reasoning", live_reasoning)
+                await _emit(on_delta, "observation", live_observation)
+            elif chunk.kind == "usage" and chunk.usage is not None:
+                usage = chunk.usage
+            elif chunk.kind == "finish":
+                finish_reason = chunk.finish_reason
+    live_reasoning, live_observation = splitter.finish()
+    await _emit(on_delta, "reasoning", live_reasoning)
+    await _emit(on_delta, "observation", live_observation)
+
+    raw_output = "".join(content)
+    parsed = parse_output(raw_output)
+    if not parsed.observation.strip():
+        raise MalformedOutput(
+            f"no observation in the model's output ({len(raw_output)} chars, "
+            f"finish_reason={finish_reason!r})"
+        )
+    observation, enforced = enforce(perturbations, indexes, parsed.observation, ctx)
+    verifiers = verify(state, parsed_action, observation)
+    all_reasoning = "\n\n".join(part for part in ("".join(reasoning), parsed.reasoning) if part)
+    return StepResult(
+        action=action,
+        observation=observation,
+        reasoning=all_reasoning,
+        raw_output=raw_output,
+        messages=request.messages,
+        firings=(*prompted, *enforced),
+        verifiers=verifiers,
+        timings=Timings(queued, first_token, time.monotonic() - started),
+        usage=usage,
+        finish_reason=finish_reason,
+        notes=parsed.notes,
+    )
