@@ -1,0 +1,58 @@
+"""Shared JSONL plumbing: one JSON value per line, errors per line, never stopping."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from simulator.errors import FormatError, SimulatorError
+
+T = TypeVar("T")
+
+
+# Characters that str.splitlines() and some editors treat as line breaks but JSON
+# leaves unescaped: escaped, a record can never be split by a reader.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def dumps(value: Any) -> str:
+    """One line of JSON: UTF-8 text kept as is (readable, diffable), line separators escaped."""
+    return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS)
+
+
+def lines_of(source: str | Path | Iterable[str]) -> Iterator[str]:
+    if isinstance(source, str | Path):
+        with open(source, encoding="utf-8", newline="") as handle:
+            yield from handle
+    else:
+        yield from source
+
+
+def iter_records(
+    source: str | Path | Iterable[str], build: Callable[[Any], T]
+) -> Iterator[T | FormatError]:
+    """``build(json)`` for each non-blank line; a :class:`FormatError` for each bad one."""
+    for number, line in enumerate(lines_of(source), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            yield FormatError(f"invalid JSON ({exc})", line=number)
+            continue
+        try:
+            yield build(data)
+        except FormatError as exc:
+            yield FormatError(exc.reason, line=number, field=exc.field)
+        except (SimulatorError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            yield FormatError(f"malformed record ({type(exc).__name__}: {exc})", line=number)
+
+
+def write_lines(lines: Iterable[str], target: str | Path | IO[str]) -> None:
+    text = "".join(line + "\n" for line in lines)
+    if isinstance(target, str | Path):
+        Path(target).write_text(text, encoding="utf-8", newline="")
+    else:
+        target.write(text)
