@@ -9,7 +9,8 @@ returns a :class:`~simulator.episode.StepResult`. It holds no state between call
 Cancelling the task that awaits :func:`step` closes the backend stream at once
 (generation stops) and the ``CancelledError`` propagates. Backend errors
 propagate unchanged; an answer with no observation at all raises
-:class:`~simulator.errors.MalformedOutput`.
+:class:`~simulator.errors.MalformedOutput`. Enforced latency is never slept:
+the simulated delay is recorded on its firing (``simulated_delay_ms``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import Literal
 
 from simulator.backends.base import Backend, Chunk, ModelRequest
 from simulator.domains.base import Action
@@ -38,10 +40,12 @@ from simulator.verifiers import VerifierResult, run_verifiers
 OnDelta = Callable[[Delta], Awaitable[None] | None]
 
 
-async def _emit(on_delta: OnDelta | None, kind: str, text: str) -> None:
+async def _emit(
+    on_delta: OnDelta | None, kind: Literal["reasoning", "observation"], text: str
+) -> None:
     if on_delta is None or not text:
         return
-    outcome = on_delta(Delta(kind, text))  # type: ignore[arg-type]
+    outcome = on_delta(Delta(kind, text))
     if inspect.isawaitable(outcome):
         await outcome
 
