@@ -15,62 +15,80 @@ import re
 from simulator.render._page import esc
 
 _CANDIDATE = re.compile(r"<(meta|base)(?=[\t\n\f\r />])", re.IGNORECASE)
-_SPACE = "\t\n\f\r "
+_GAP = re.compile(r"[\t\n\f\r /]*")
+_SPACES = re.compile(r"[\t\n\f\r ]*")
+_NAME = re.compile(r"[^\t\n\f\r />=]*")
+_UNQUOTED = re.compile(r"[^\t\n\f\r >]*")
+# Nesting deeper than this many rounds of removal is an attack: remaining candidates
+# are then made inert text rather than parsed again.
+MAX_ROUNDS = 4
 _DOCTYPE = re.compile(r"\A\s*<!doctype[^>]*>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"<html(?=[\t\n\f\r />])", re.IGNORECASE)
 _TITLE_TAG = re.compile(r"<title(?=[\t\n\f\r />])", re.IGNORECASE)
 _HEAD = '<meta charset="utf-8">'
 
 
-def start_tag(text: str, start: int) -> tuple[int, list[str]] | None:
+def _run_end(pattern: re.Pattern[str], text: str, at: int, stop: int) -> int:
+    """Where a run of ``pattern`` starting at ``at`` ends (``at`` itself when empty)."""
+    match = pattern.match(text, at, stop)
+    assert match is not None  # every run pattern also matches the empty string
+    return match.end()
+
+
+def start_tag(text: str, start: int, stop: int | None = None) -> tuple[int, list[str]] | None:
     """End index and attribute names of the start tag whose name ends at ``start``.
 
-    Follows the HTML5 tokenizer's attribute states; None when the input ends inside
-    the tag (a browser then drops the tag, so there is nothing to remove).
+    Follows the HTML5 tokenizer's attribute states. None when no end is found before
+    ``stop`` (default: the end of the text; a browser drops a tag cut off by the end).
     """
+    stop = len(text) if stop is None else stop
     names: list[str] = []
     at = start
-    length = len(text)
     while True:
-        while at < length and (text[at] in _SPACE or text[at] == "/"):
-            at += 1
-        if at >= length:
+        at = _run_end(_GAP, text, at, stop)
+        if at >= stop:
             return None
         if text[at] == ">":
             return at + 1, names
-        # Attribute name: up to space, "/", ">" or "=" (a leading "=" belongs to the name).
-        name_start = at
-        at += 1
-        while at < length and text[at] not in _SPACE and text[at] not in "/>=":
-            at += 1
-        names.append(text[name_start:at].lower())
-        while at < length and text[at] in _SPACE:
-            at += 1
-        if at >= length or text[at] != "=":
+        # A name runs to space, "/", ">" or "=", but a leading "=" belongs to it.
+        name_end = _run_end(_NAME, text, at + 1, stop)
+        names.append(text[at:name_end].lower())
+        at = _run_end(_SPACES, text, name_end, stop)
+        if at >= stop or text[at] != "=":
             continue
-        at += 1
-        while at < length and text[at] in _SPACE:
-            at += 1
-        if at < length and text[at] in "\"'":
-            close = text.find(text[at], at + 1)
+        at = _run_end(_SPACES, text, at + 1, stop)
+        if at < stop and text[at] in "\"'":
+            close = text.find(text[at], at + 1, stop)
             if close < 0:
                 return None
             at = close + 1
         else:
-            while at < length and text[at] not in _SPACE and text[at] != ">":
-                at += 1
+            at = _run_end(_UNQUOTED, text, at, stop)
 
 
 def _strip_once(text: str) -> str:
     out = []
     position = 0
+    # Scanning is capped at a few times the page's length, so that thousands of
+    # overlapping would-be tags cannot make this quadratic; past the cap, candidates
+    # are made inert text instead of being parsed.
+    budget = 8 * len(text) + 4096
+    last_close = text.rfind(">")
     for match in _CANDIDATE.finditer(text):
         if match.start() < position:
             continue
-        tag = start_tag(text, match.end())
+        if match.end() > last_close:
+            break  # no ">" is left, so no tag can end: a browser drops them all
+        stop = min(len(text), match.end() + budget)
+        tag = start_tag(text, match.end(), stop)
         if tag is None:
+            if stop < len(text):
+                out.append(text[position : match.start()] + "&lt;")
+                position = match.start() + 1
+            budget = max(budget - (stop - match.end()), 0)
             continue
         end, names = tag
+        budget -= end - match.end()
         if match[1].lower() == "base" or "http-equiv" in names:
             out.append(text[position : match.start()])
             position = end
@@ -79,12 +97,18 @@ def _strip_once(text: str) -> str:
 
 
 def strip_navigation(page: str) -> str:
-    """``page`` without any ``<meta http-equiv>`` or ``<base>`` tag, applied until stable."""
-    while True:
+    """``page`` without any ``<meta http-equiv>`` or ``<base>`` tag.
+
+    Removal repeats until nothing changes, since removing one tag can join the text
+    around it into another; after ``MAX_ROUNDS`` every remaining ``<meta``/``<base``
+    is escaped to text, which can form no tag.
+    """
+    for _ in range(MAX_ROUNDS):
         stripped = _strip_once(page)
         if stripped == page:
             return page
         page = stripped
+    return _CANDIDATE.sub(lambda match: "&lt;" + match[1], page)
 
 
 def render_html(observation: str, *, title: str = "") -> str:

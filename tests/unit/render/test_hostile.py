@@ -24,7 +24,29 @@ ITEMS = {entry["file"]: entry for entry in INDEX}
 STRUCTURED = sorted(name for name in RENDERERS if name != HTML)
 
 ALLOWED_TAGS = frozenset(
-    ["html", "head", "meta", "title", "style", "body", "div", "span", "ul", "ol", "li", "pre", "details", "summary", "p", "h1", "h2", "h3", "h4", "h5", "h6"]
+    [
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "div",
+        "span",
+        "ul",
+        "ol",
+        "li",
+        "pre",
+        "details",
+        "summary",
+        "p",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+    ]
 )
 FIXED_ATTRIBUTES = {
     ("html", "lang", "en"),

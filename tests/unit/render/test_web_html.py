@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,7 @@ def test_it_removes_every_meta_http_equiv_and_base_tag(page):
         "<metadata http-equiv=refresh>",
         "<p>text mentioning <basement> and http-equiv</p>",
         "<meta http-equiv='refresh",  # unterminated: a browser drops it
+        '<meta http-equiv="> refresh',  # the quote never closes: dropped too
     ],
 )
 def test_it_leaves_other_tags_alone(page):
@@ -97,3 +99,19 @@ def test_it_finds_a_start_tags_end_like_a_browser(tag, end, names):
     found = start_tag(tag, len("<meta"))
 
     assert found == (None if end is None else (end, names))
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        # Each removal joins the text around it into the next tag, ten deep.
+        "<me" * 10 + "<meta http-equiv=x>" + "ta http-equiv=refresh content=0>" * 10,
+        # Thousands of would-be tags inside one attribute value exhaust the scanning budget.
+        '<meta name="' + "<meta " * 3000 + '">' + "<meta http-equiv=refresh content=0>",
+    ],
+)
+def test_it_makes_pathological_nesting_inert(page):
+    stripped = strip_navigation(page)
+
+    assert re.search(r"<meta(?=[\s/>])[^>]*http-equiv", stripped, re.IGNORECASE) is None
+    assert not [m for m in parse(stripped).find("meta") if "http-equiv" in m.attrs]
