@@ -7,4 +7,4 @@ class EpisodesConfig(AppConfig):
     name = "studio.episodes"
     label = "episodes"
     #: Entries this app adds to the top navigation: (label, url name).
-    nav: list[tuple[str, str]] = []
+    nav: list[tuple[str, str]] = [("Episodes", "episodes:list")]

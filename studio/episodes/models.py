@@ -27,6 +27,12 @@ class EpisodeSource(models.TextChoices):
     COMPLETIONS = "completions", "Chat completions endpoint"
 
 
+class RunStatus(models.TextChoices):
+    IDLE = "idle", "Idle"
+    RUNNING = "running", "Running"
+    PAUSED = "paused", "Paused"
+
+
 class Episode(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
     scenario = models.ForeignKey(
@@ -50,11 +56,21 @@ class Episode(models.Model):
     status = models.CharField(
         max_length=10, choices=EpisodeStatus.choices, default=EpisodeStatus.ACTIVE
     )
-    source = models.CharField(max_length=12, choices=EpisodeSource.choices, default=EpisodeSource.UI)
+    source = models.CharField(
+        max_length=12, choices=EpisodeSource.choices, default=EpisodeSource.UI
+    )
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
     )
     forked_at_step = models.PositiveIntegerField(null=True, blank=True)
+    #: Indexes into ``perturbations`` switched off from the episode page (kept, not deleted,
+    #: so that switching one back on restores it exactly).
+    disabled_perturbations = models.JSONField(default=list, blank=True)
+    #: Perturbation dicts queued for the next step only; ``step_submit`` consumes them.
+    next_perturbations = models.JSONField(default=list, blank=True)
+    #: The automatic agent (scripted, replay, llm): "run N steps", pause and stop.
+    run_status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.IDLE)
+    run_remaining = models.PositiveIntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -104,6 +120,10 @@ class Step(models.Model):
     error = models.TextField(blank=True)
     error_kind = models.CharField(max_length=60, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    #: Set by ``step_cancel``; the running task polls it and stops the model stream.
+    cancel_requested = models.BooleanField(default=False)
+    #: The sequence number of the last delta included in ``partial_*``.
+    partial_seq = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

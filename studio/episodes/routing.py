@@ -1,5 +1,7 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from studio.episodes.consumers import EpisodeConsumer
+
+websocket_urlpatterns = [path("ws/episodes/<int:episode_id>/", EpisodeConsumer.as_asgi())]

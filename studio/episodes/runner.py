@@ -1,0 +1,262 @@
+"""Running one claimed step: one event loop for the whole step.
+
+The engine streams the world model's answer; deltas are coalesced (at most one
+group message every ``COALESCE_S``, reasoning and observation together, each with
+a sequence number) so a fast model never floods the channel layer, whose group
+sends are at-most-once. The text sent so far is flushed to ``Step.partial_*``
+about once a second, so a browser that (re)connects mid-step catches up from the
+database; the same tick polls the step's cancel flag. Database calls run on one
+thread of their own (Django connections are per thread) and never block the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from typing import Any, TypeVar
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import connections
+from django.utils import timezone
+
+from simulator import engine
+from simulator.backends import create_backend
+from simulator.episode import Delta, EpisodeState, StepResult
+from simulator.errors import BackendError, MalformedOutput
+from simulator.perturbations import Perturbation
+from simulator.scenario import SuccessCriterion, evaluate_success
+from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
+from studio.episodes.selectors import backend_spec, episode_state
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+COALESCE_S = 0.04  # at most 25 delta messages a second per step
+FLUSH_S = 1.0  # partial text to the database, and the cancel flag polled
+STEP_TIMEOUT_S = float(getattr(settings, "EPISODE_STEP_TIMEOUT_S", 540))
+
+
+class _Stream:
+    """Coalesces deltas and remembers exactly what was sent, with its sequence number."""
+
+    def __init__(self, layer: Any, group: str, step: Step) -> None:
+        self.layer = layer
+        self.group = group
+        self.step = step
+        self.seq = step.partial_seq
+        self.pending = {"reasoning": "", "observation": ""}
+        self.sent = {"reasoning": step.partial_reasoning, "observation": step.partial_observation}
+        self.messages = 0
+
+    def add(self, delta: Delta) -> None:
+        self.pending[delta.kind] += delta.text
+
+    async def send(self) -> None:
+        if not any(self.pending.values()) or self.layer is None:
+            return
+        self.seq += 1
+        message = {
+            "type": "episode.delta",
+            "step_id": self.step.pk,
+            "index": self.step.index,
+            "seq": self.seq,
+            **self.pending,
+        }
+        for kind, text in self.pending.items():
+            self.sent[kind] += text
+        self.pending = {"reasoning": "", "observation": ""}
+        self.messages += 1
+        await self.layer.group_send(self.group, message)
+
+
+class StepRun:
+    def __init__(self, step_id: int) -> None:
+        self.step_id = step_id
+        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="step-db")
+
+    async def db(self, function: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._db, function, *args)
+
+    def _load(self) -> tuple[Step, EpisodeState, dict[str, Any], tuple[SuccessCriterion, ...]]:
+        step = Step.objects.select_related(
+            "episode__world_revision", "episode__endpoint", "episode__scenario"
+        ).get(pk=self.step_id)
+        episode = step.episode
+        state = episode_state(episode, before=step.index)
+        criteria: tuple[SuccessCriterion, ...] = ()
+        if episode.scenario is not None:
+            criteria = tuple(
+                SuccessCriterion.from_dict(c) for c in episode.scenario.spec.get("success", [])
+            )
+        return step, state, backend_spec(episode), criteria
+
+    async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            await self.db(connections.close_all)
+            self._db.shutdown(wait=True)
+
+    async def _run(self) -> None:
+        step, state, spec, criteria = await self.db(self._load)
+        layer = get_channel_layer()
+        group = step.episode.group_name
+        stream = _Stream(layer, group, step)
+        await self._publish(layer, group, step)  # now "running" on every page
+        extras = tuple(Perturbation.from_dict(p) for p in step.extra_perturbations)
+        started = time.monotonic()
+        try:
+            backend = create_backend(spec)
+        except ValueError as exc:
+            await self._fail(layer, group, step, stream, "config", str(exc))
+            return
+        work = asyncio.create_task(
+            engine.step(
+                state, step.action, backend, on_delta=stream.add, extra_perturbations=extras
+            )
+        )
+        cancelled = timed_out = False
+        last_flush = time.monotonic()
+        try:
+            while not work.done():
+                await asyncio.wait({work}, timeout=COALESCE_S)
+                await stream.send()
+                now = time.monotonic()
+                if now - last_flush >= FLUSH_S and not work.done():
+                    last_flush = now
+                    if await self.db(self._flush, stream.sent, stream.seq):
+                        cancelled = True
+                        work.cancel()
+                if now - started > STEP_TIMEOUT_S and not work.done():
+                    timed_out = True
+                    work.cancel()
+            await stream.send()
+            result = work.result()
+        except asyncio.CancelledError:
+            if cancelled:
+                await self._finish_cancelled(layer, group, step, stream)
+                return
+            if timed_out:
+                await self._fail(layer, group, step, stream, "timeout", "the step took too long")
+                return
+            raise
+        except (BackendError, MalformedOutput) as exc:
+            await self._fail(layer, group, step, stream, type(exc).__name__, str(exc))
+            return
+        except Exception as exc:  # a bug or an unexpected backend failure: shown, retryable
+            logger.exception("step %s failed", self.step_id)
+            await self._fail(layer, group, step, stream, type(exc).__name__, str(exc))
+            return
+        finally:
+            await _close(backend)
+        await self._save(result, criteria, stream)
+        await self._publish(layer, group, step, seq=stream.seq)
+        await self.db(self._continue_agent, step.episode_id)
+
+    def _flush(self, sent: dict[str, str], seq: int) -> bool:
+        """Store the stream so far; True when the step was asked to stop."""
+        Step.objects.filter(pk=self.step_id, status=StepStatus.RUNNING).update(
+            partial_observation=sent["observation"],
+            partial_reasoning=sent["reasoning"],
+            partial_seq=seq,
+        )
+        return Step.objects.filter(pk=self.step_id, cancel_requested=True).exists()
+
+    def _save_result(
+        self, result: StepResult, criteria: tuple[SuccessCriterion, ...], stream: _Stream
+    ) -> None:
+        outcome = evaluate_success(criteria, result.observation)
+        telemetry: dict[str, Any] = {
+            **result.timings.to_dict(),
+            **asdict(result.usage),
+            "finish_reason": result.finish_reason,
+            "notes": list(result.notes),
+            "ws_messages": stream.messages,
+            "outcome": outcome.reason,
+        }
+        Step.objects.filter(pk=self.step_id, status=StepStatus.RUNNING).update(
+            status=StepStatus.DONE,
+            observation=result.observation,
+            reasoning=result.reasoning,
+            raw_output=result.raw_output,
+            firings=[f.to_dict() for f in result.firings],
+            verifiers=[v.to_dict() for v in result.verifiers],
+            telemetry=telemetry,
+            reward=outcome.reward,
+            terminated=outcome.terminated,
+            partial_observation=stream.sent["observation"],
+            partial_reasoning=stream.sent["reasoning"],
+            partial_seq=stream.seq,
+            finished_at=timezone.now(),
+        )
+        if outcome.terminated:
+            Episode.objects.filter(pk=self._episode_id()).update(
+                status=EpisodeStatus.DONE, run_status=RunStatus.IDLE, run_remaining=0
+            )
+
+    def _episode_id(self) -> int:
+        return int(Step.objects.values_list("episode_id", flat=True).get(pk=self.step_id))
+
+    async def _save(
+        self, result: StepResult, criteria: tuple[SuccessCriterion, ...], stream: _Stream
+    ) -> None:
+        await self.db(self._save_result, result, criteria, stream)
+
+    def _mark(self, status: str, kind: str, error: str, stream: _Stream) -> None:
+        Step.objects.filter(pk=self.step_id, status=StepStatus.RUNNING).update(
+            status=status,
+            error=error[:4000],
+            error_kind=kind[:60],
+            partial_observation=stream.sent["observation"],
+            partial_reasoning=stream.sent["reasoning"],
+            partial_seq=stream.seq,
+            finished_at=timezone.now(),
+        )
+
+    async def _fail(
+        self, layer: Any, group: str, step: Step, stream: _Stream, kind: str, error: str
+    ) -> None:
+        await self.db(self._mark, StepStatus.FAILED, kind, error or kind, stream)
+        await self._publish(layer, group, step, seq=stream.seq)
+        await self.db(self._pause_agent, step.episode_id)
+
+    async def _finish_cancelled(self, layer: Any, group: str, step: Step, stream: _Stream) -> None:
+        await self.db(self._mark, StepStatus.CANCELLED, "cancelled", "Stopped.", stream)
+        await self._publish(layer, group, step, seq=stream.seq)
+
+    def _pause_agent(self, episode_id: int) -> None:
+        Episode.objects.filter(pk=episode_id, run_status=RunStatus.RUNNING).update(
+            run_status=RunStatus.PAUSED
+        )
+
+    def _continue_agent(self, episode_id: int) -> None:
+        episode = Episode.objects.get(pk=episode_id)
+        if episode.run_status == RunStatus.RUNNING:
+            from studio.episodes.tasks import agent_step
+            from studio.lib.tasks import dispatch
+
+            dispatch(agent_step, episode_id)
+
+    async def _publish(self, layer: Any, group: str, step: Step, seq: int = 0) -> None:
+        if layer is not None:
+            await layer.group_send(group, {"type": "episode.step", "step_id": step.pk, "seq": seq})
+
+
+async def _close(backend: Any) -> None:
+    try:
+        await backend.aclose()
+    except Exception:  # closing is best effort; the step's outcome is already decided
+        logger.debug("closing the backend failed", exc_info=True)
+
+
+def run_claimed_step(step_id: int) -> None:
+    """Run a step this process has claimed, on a fresh event loop (a task's thread has none).
+
+    channels_redis closes the loop's connection pools itself when the loop closes.
+    """
+    asyncio.run(StepRun(step_id).run())

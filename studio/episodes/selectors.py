@@ -1,0 +1,74 @@
+"""Reads on episodes: lists, the state a step runs from, what the composer offers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, QuerySet
+
+from simulator.episode import EpisodeState, Turn
+from simulator.perturbations import Perturbation
+from simulator.types import Sampling
+from studio.core.access import projects_for
+from studio.core.endpoints import default_endpoint_spec
+from studio.core.models import Project
+from studio.episodes.models import Episode, Step, StepStatus
+from studio.episodes.services import active_perturbations
+
+
+def episodes_for_user(
+    user: AbstractBaseUser | AnonymousUser,
+    *,
+    project: Project | None = None,
+    domain: str = "",
+    status: str = "",
+) -> QuerySet[Episode]:
+    episodes = Episode.objects.filter(project__in=projects_for(user))
+    if project is not None:
+        episodes = episodes.filter(project=project)
+    if domain:
+        episodes = episodes.filter(domain=domain)
+    if status:
+        episodes = episodes.filter(status=status)
+    return episodes.select_related("project", "world_revision__world").annotate(
+        step_count=Count("steps")
+    )
+
+
+def episode_steps(episode: Episode) -> list[Step]:
+    return list(episode.steps.order_by("index"))
+
+
+def history(episode: Episode, *, before: int) -> tuple[Turn, ...]:
+    """Done steps before index ``before``, as the agent saw them."""
+    steps = episode.steps.filter(index__lt=before, status=StepStatus.DONE).order_by("index")
+    return tuple(Turn(s.action, s.observation) for s in steps)
+
+
+def episode_state(episode: Episode, *, before: int) -> EpisodeState:
+    """The simulator state step ``before`` runs from."""
+    sampling = Sampling.from_dict(episode.sampling) if episode.sampling else None
+    return EpisodeState(
+        world=episode.world_revision.to_world(),
+        task=episode.task,
+        history=history(episode, before=before),
+        perturbations=tuple(Perturbation.from_dict(p) for p in active_perturbations(episode)),
+        seed=episode.seed,
+        sampling=sampling,
+    )
+
+
+def backend_spec(episode: Episode) -> dict[str, Any]:
+    """The world model the episode runs on: its endpoint, or the deployment's default."""
+    if episode.endpoint is not None:
+        return episode.endpoint.to_spec()
+    return default_endpoint_spec()
+
+
+def last_observation(episode: Episode) -> str:
+    """What the agent sees now: the last done step's observation, or the initial screen."""
+    step = episode.steps.filter(status=StepStatus.DONE).order_by("-index").first()
+    if step is not None:
+        return step.observation
+    return str(episode.world_revision.spec.get("initial_observation", ""))

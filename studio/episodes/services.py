@@ -1,0 +1,410 @@
+"""Writes on episodes and steps. Views, consumers, the API and rollouts call these.
+
+The database is the source of truth: a step row exists (``pending``) before the
+model is called, ``run_step`` claims it with a conditional UPDATE, and every
+browser re-reads the rows when its socket (re)opens. Tasks are dispatched on
+commit (``studio.lib.tasks.dispatch``), never from inside a transaction that
+could still roll back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from simulator.errors import InvalidAction, InvalidPerturbation
+from simulator.perturbations import Perturbation
+from simulator.prompting import domain_for
+from studio.core.models import ModelEndpoint, Project
+from studio.episodes.models import (
+    Episode,
+    EpisodeStatus,
+    RunStatus,
+    Step,
+    StepStatus,
+)
+from studio.lib.channels import send_to_group
+from studio.lib.tasks import dispatch
+from studio.worlds.models import Scenario, WorldRevision
+
+User = AbstractBaseUser | AnonymousUser | None
+
+BUSY = (StepStatus.PENDING, StepStatus.RUNNING)
+AGENT_KINDS = ("human", "scripted", "replay", "llm")
+
+
+class EpisodeBusy(Exception):
+    """A step of this episode is pending or running: one step at a time."""
+
+
+class EpisodeClosed(Exception):
+    """The episode is closed (or done): it takes no more steps."""
+
+
+def _user(user: User) -> Any:
+    return user if user is not None and user.is_authenticated else None
+
+
+def validate_perturbations(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each dict as ``Perturbation.to_dict()`` writes it; raises InvalidPerturbation."""
+    return [Perturbation.from_dict(item).to_dict() for item in items]
+
+
+def validate_agent(agent: dict[str, Any] | None) -> dict[str, Any]:
+    """The agent policy dict: ``{"kind": "human"}`` when none; raises ValueError when malformed."""
+    agent = dict(agent or {"kind": "human"})
+    kind = agent.setdefault("kind", "human")
+    if kind not in AGENT_KINDS:
+        raise ValueError(f"agent kind must be one of {', '.join(AGENT_KINDS)}, not {kind!r}")
+    actions = agent.get("actions", [])
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        raise ValueError("agent actions must be a list of text")
+    if kind in ("scripted", "replay") and not actions:
+        raise ValueError(f"a {kind} agent needs a list of actions")
+    return agent
+
+
+def episode_create(
+    *,
+    project: Project,
+    user: User = None,
+    scenario: Scenario | None = None,
+    world_revision: WorldRevision | None = None,
+    seed: int = 0,
+    agent: dict[str, Any] | None = None,
+    source: str = "ui",
+    title: str = "",
+    perturbations: list[dict[str, Any]] | None = None,
+    endpoint: ModelEndpoint | None = None,
+) -> Episode:
+    """A new episode from a scenario (its revision, task, perturbations, agent, endpoint and
+    sampling are copied) or from a bare world revision. Explicit arguments win over the
+    scenario's. Raises ValueError (mismatched project, nothing to start from) and
+    InvalidPerturbation."""
+    if scenario is not None:
+        if scenario.project_id != project.pk:
+            raise ValueError("the scenario belongs to another project")
+        world_revision = world_revision or scenario.world_revision
+        spec = scenario.spec or {}
+        task = str(spec.get("task", ""))
+        if perturbations is None:
+            perturbations = list(spec.get("perturbations", []))
+        if agent is None and spec.get("policy"):
+            agent = dict(spec["policy"])
+        endpoint = endpoint or scenario.endpoint
+        sampling = dict(spec.get("sampling") or {})
+        if not seed:
+            seed = int(spec.get("seed", 0) or 0)
+        title = title or scenario.title
+    else:
+        task, sampling = "", {}
+    if world_revision is None:
+        raise ValueError("an episode needs a scenario or a world revision")
+    if world_revision.world.project_id != project.pk:
+        raise ValueError("the world belongs to another project")
+    if endpoint is not None and endpoint.project_id not in (None, project.pk):
+        raise ValueError("the endpoint belongs to another project")
+    world = world_revision.world
+    return Episode.objects.create(
+        project=project,
+        scenario=scenario,
+        world_revision=world_revision,
+        title=title or f"{world.title} episode",
+        domain=world.domain,
+        task=task,
+        perturbations=validate_perturbations(perturbations or []),
+        seed=seed,
+        agent=validate_agent(agent),
+        endpoint=endpoint,
+        sampling=sampling,
+        source=source,
+        created_by=_user(user),
+    )
+
+
+def _next_index(episode: Episode) -> int:
+    last = episode.steps.aggregate(last=Max("index"))["last"]
+    return int(last or 0) + 1
+
+
+def step_submit(
+    *,
+    episode: Episode,
+    action: str,
+    extra_perturbations: list[dict[str, Any]] | None = None,
+    user: User = None,
+) -> Step:
+    """Validate ``action`` with the domain and queue it as the next step.
+
+    Raises InvalidAction, InvalidPerturbation, EpisodeClosed, or EpisodeBusy when a
+    step is pending/running (two racing submits: ``unique(episode, index)`` refuses one).
+    Perturbations queued for the next step on the episode page are added and consumed.
+    """
+    episode.refresh_from_db()
+    if episode.status != EpisodeStatus.ACTIVE:
+        raise EpisodeClosed(f"episode {episode.pk} is {episode.status}")
+    if not action.strip():
+        raise InvalidAction("the action is empty")
+    world = episode.world_revision.to_world()
+    domain_for(world).parse_action(action, world)
+    extras = validate_perturbations([*(extra_perturbations or []), *episode.next_perturbations])
+    if episode.steps.filter(status__in=BUSY).exists():
+        raise EpisodeBusy("a step of this episode is still running")
+    try:
+        with transaction.atomic():
+            step = Step.objects.create(
+                episode=episode,
+                index=_next_index(episode),
+                action=action,
+                extra_perturbations=extras,
+            )
+            if episode.next_perturbations:
+                Episode.objects.filter(pk=episode.pk).update(next_perturbations=[])
+    except IntegrityError:
+        raise EpisodeBusy("another step was submitted at the same time") from None
+    _dispatch_step(step)
+    publish_step(step)
+    return step
+
+
+def _dispatch_step(step: Step) -> None:
+    from studio.episodes.tasks import run_step
+
+    dispatch(run_step, step.pk)
+
+
+def step_retry(*, step: Step) -> Step:
+    """Run a failed or cancelled step again (same row, attempts kept)."""
+    changed = Step.objects.filter(
+        pk=step.pk, status__in=(StepStatus.FAILED, StepStatus.CANCELLED)
+    ).update(
+        status=StepStatus.PENDING,
+        error="",
+        error_kind="",
+        cancel_requested=False,
+        partial_observation="",
+        partial_reasoning="",
+        partial_seq=0,
+        finished_at=None,
+    )
+    step.refresh_from_db()
+    if not changed:
+        raise ValueError(f"step {step.index} is {step.status}: only failed steps are retried")
+    if step.episode.steps.filter(index__gt=step.index).exists():
+        raise ValueError("only the last step can be retried; fork the episode instead")
+    _dispatch_step(step)
+    publish_step(step)
+    return step
+
+
+def step_cancel(*, step: Step) -> None:
+    """Stop a step: a pending one is cancelled at once; a running one's task sees the flag
+    (and the channel-layer message) and closes the model stream."""
+    Step.objects.filter(pk=step.pk, status=StepStatus.PENDING).update(
+        status=StepStatus.CANCELLED, finished_at=timezone.now(), error="Cancelled before it ran."
+    )
+    Step.objects.filter(pk=step.pk, status=StepStatus.RUNNING).update(cancel_requested=True)
+    send_to_group(step.episode.group_name, {"type": "episode.cancel", "step_id": step.pk})
+    step.refresh_from_db()
+    if step.status == StepStatus.CANCELLED:
+        publish_step(step)
+
+
+def episode_fork(*, episode: Episode, at_step: int, user: User = None) -> Episode:
+    """A new episode whose history is ``episode``'s done steps 1..at_step (0: none)."""
+    steps = list(episode.steps.filter(index__lte=at_step).order_by("index"))
+    if at_step < 0 or len(steps) != at_step or any(s.status != StepStatus.DONE for s in steps):
+        raise ValueError(f"cannot fork at step {at_step}: steps 1..{at_step} must all be done")
+    with transaction.atomic():
+        fork = Episode.objects.create(
+            project=episode.project,
+            scenario=episode.scenario,
+            world_revision=episode.world_revision,
+            title=f"{episode.title} (fork at {at_step})",
+            domain=episode.domain,
+            task=episode.task,
+            perturbations=list(episode.perturbations),
+            disabled_perturbations=list(episode.disabled_perturbations),
+            seed=episode.seed,
+            agent=dict(episode.agent),
+            endpoint=episode.endpoint,
+            sampling=dict(episode.sampling),
+            source=episode.source,
+            parent=episode,
+            forked_at_step=at_step,
+            created_by=_user(user),
+        )
+        copied = [
+            "index",
+            "action",
+            "status",
+            "observation",
+            "reasoning",
+            "raw_output",
+            "extra_perturbations",
+            "firings",
+            "verifiers",
+            "telemetry",
+            "reward",
+            "terminated",
+            "attempts",
+            "started_at",
+            "finished_at",
+        ]
+        Step.objects.bulk_create(
+            Step(episode=fork, **{name: getattr(s, name) for name in copied}) for s in steps
+        )
+    return fork
+
+
+def episode_close(*, episode: Episode) -> None:
+    """Close the episode: no more steps; a running step is cancelled, the agent stopped."""
+    Episode.objects.filter(pk=episode.pk).update(
+        status=EpisodeStatus.CLOSED, run_status=RunStatus.IDLE, run_remaining=0
+    )
+    for step in episode.steps.filter(status__in=BUSY):
+        step_cancel(step=step)
+    episode.refresh_from_db()
+    publish_episode(episode)
+
+
+def episode_update(*, episode: Episode, **fields: Any) -> None:
+    """Save changed fields (live control) and tell the page."""
+    Episode.objects.filter(pk=episode.pk).update(**fields)
+    episode.refresh_from_db()
+    publish_episode(episode)
+
+
+def perturbation_add(*, episode: Episode, perturbation: dict[str, Any], next_only: bool) -> None:
+    """Add a perturbation to the episode, or queue it for the next step only."""
+    (clean,) = validate_perturbations([perturbation])
+    if next_only:
+        episode_update(episode=episode, next_perturbations=[*episode.next_perturbations, clean])
+    else:
+        episode_update(episode=episode, perturbations=[*episode.perturbations, clean])
+
+
+def perturbation_toggle(*, episode: Episode, index: int) -> None:
+    """Switch perturbation ``index`` off (or back on) for the following steps."""
+    if not 0 <= index < len(episode.perturbations):
+        raise InvalidPerturbation(f"no perturbation {index}")
+    disabled = set(episode.disabled_perturbations)
+    disabled ^= {index}
+    episode_update(episode=episode, disabled_perturbations=sorted(disabled))
+
+
+def active_perturbations(episode: Episode) -> list[dict[str, Any]]:
+    off = set(episode.disabled_perturbations)
+    return [p for i, p in enumerate(episode.perturbations) if i not in off]
+
+
+# --- The automatic agent: run N steps, pause, stop -------------------------------------
+
+
+def agent_run(*, episode: Episode, steps: int) -> None:
+    """Let the episode's agent take up to ``steps`` steps, one after another."""
+    if episode.agent.get("kind", "human") == "human":
+        raise ValueError("a human agent is driven from the composer")
+    if episode.status != EpisodeStatus.ACTIVE:
+        raise EpisodeClosed(f"episode {episode.pk} is {episode.status}")
+    episode_update(episode=episode, run_status=RunStatus.RUNNING, run_remaining=max(steps, 0))
+    from studio.episodes.tasks import agent_step
+
+    dispatch(agent_step, episode.pk)
+
+
+def agent_pause(*, episode: Episode) -> None:
+    """Stop after the current step; ``agent_run`` resumes."""
+    episode_update(episode=episode, run_status=RunStatus.PAUSED)
+
+
+def agent_stop(*, episode: Episode) -> None:
+    """Stop now: no more steps, and the running one is cancelled."""
+    episode_update(episode=episode, run_status=RunStatus.IDLE, run_remaining=0)
+    for step in episode.steps.filter(status__in=BUSY):
+        step_cancel(step=step)
+
+
+def agent_claim_turn(*, episode: Episode) -> bool:
+    """Take one of the remaining steps (conditional UPDATE: a duplicate task gets none)."""
+    taken = Episode.objects.filter(
+        pk=episode.pk, run_status=RunStatus.RUNNING, run_remaining__gt=0
+    ).update(run_remaining=F("run_remaining") - 1)
+    return taken == 1
+
+
+# --- Publishing to the episode's group ------------------------------------------------
+
+
+def publish_step(step: Step) -> None:
+    """Tell every browser on the episode to re-render this step (from the database)."""
+    send_to_group(
+        step.episode.group_name,
+        {"type": "episode.step", "step_id": step.pk, "seq": step.partial_seq},
+    )
+
+
+def publish_episode(episode: Episode) -> None:
+    """Tell every browser to re-render the episode's controls (status, perturbations, agent)."""
+    send_to_group(episode.group_name, {"type": "episode.changed", "episode_id": episode.pk})
+
+
+# --- Waiting for a step (the environment API) -----------------------------------------
+
+FINISHED = (StepStatus.DONE, StepStatus.FAILED, StepStatus.CANCELLED)
+
+
+async def step_wait(step_id: int, timeout: float) -> Step:
+    """The step once it is done, failed or cancelled, or as it stands after ``timeout``.
+
+    Listens on the episode's group (wakes at once on the final message) and also
+    re-reads the row with backoff, so it works whatever the channel layer does
+    (embedded, Redis, or a message dropped over capacity).
+    """
+    get = sync_to_async(lambda: Step.objects.select_related("episode").get(pk=step_id))
+    step = await get()
+    if step.status in FINISHED:
+        return step
+    layer = get_channel_layer()
+    channel = await layer.new_channel() if layer is not None else None
+    group = step.episode.group_name
+    if layer is not None:
+        await layer.group_add(group, channel)
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    try:
+        while True:
+            step = await get()
+            left = deadline - time.monotonic()
+            if step.status in FINISHED or left <= 0:
+                return step
+            wait = min(delay, left)
+            if layer is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_next_step_message(layer, channel, step_id), wait)
+            else:
+                await asyncio.sleep(wait)
+            delay = min(delay * 2, 1.0)
+    finally:
+        if layer is not None:
+            await layer.group_discard(group, channel)
+
+
+async def _next_step_message(layer: Any, channel: str, step_id: int) -> None:
+    while True:
+        message = await layer.receive(channel)
+        if (
+            message.get("type") in ("episode.step", "episode.done")
+            and message.get("step_id") == step_id
+        ):
+            return
