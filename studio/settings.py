@@ -180,7 +180,9 @@ SECURE_REFERRER_POLICY = "same-origin"
 if not DEBUG:
     SESSION_COOKIE_SECURE = envbool("STUDIO_SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-    SECURE_SSL_REDIRECT = envbool("STUDIO_SSL_REDIRECT", False)
+    # Behind the proxy (deploy/): it terminates TLS and sets X-Forwarded-Proto.
+    SECURE_SSL_REDIRECT = envbool("STUDIO_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # container health checks speak plain HTTP
     SECURE_HSTS_SECONDS = envint("STUDIO_HSTS_SECONDS", 0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
     SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
@@ -201,3 +203,13 @@ API_RATE_BURST = envint("STUDIO_API_RATE_BURST", 200)
 API_STEP_TIMEOUT = envint("STUDIO_API_STEP_TIMEOUT", 300)
 # Batch rollouts: model calls in flight per endpoint, across all workers.
 ROLLOUT_ENDPOINT_CONCURRENCY = envint("STUDIO_ROLLOUT_ENDPOINT_CONCURRENCY", 8)
+
+# Deployment (deploy/, docs/deploy.md). The studio frames its own render endpoints in
+# sandboxed iframes, so X-Frame-Options stays SAMEORIGIN rather than DENY (W019).
+SILENCED_SYSTEM_CHECKS = ["security.W019"]
+# The origin render iframes load from, e.g. "https://render.studio.example" (a host the
+# proxy answers only for render paths); empty = the studio's own origin.
+STUDIO_RENDER_ORIGIN = env("STUDIO_RENDER_ORIGIN", "").rstrip("/")
+# With a render origin, the session must reach it too: e.g. ".studio.example".
+SESSION_COOKIE_DOMAIN = env("STUDIO_COOKIE_DOMAIN") or None
+CSRF_COOKIE_DOMAIN = SESSION_COOKIE_DOMAIN
