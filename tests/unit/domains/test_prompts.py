@@ -72,7 +72,10 @@ WORLDS = {
 
 
 def test_every_domain_has_a_world_here():
-    assert set(WORLDS) == set(domain_names())
+    # Other tests may register custom domains; the seven built-in ones must all be here.
+    builtin = {"mcp", "search", "terminal", "swe", "web", "os", "android"}
+    assert set(WORLDS) == builtin
+    assert builtin <= set(domain_names())
 
 
 @pytest.mark.parametrize("name", sorted(WORLDS))
