@@ -63,10 +63,13 @@ def episode(
     )
 
 
-def wait_for_step(step_id: int, timeout: float = 30, statuses: tuple[str, ...] = ("done", "failed", "cancelled")) -> Step:
+def wait_for_step(
+    step_id: int, timeout: float = 30, statuses: tuple[str, ...] = ("done", "failed", "cancelled")
+) -> Step:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        wait_for_inprocess_tasks(timeout)
+        if "running" not in statuses:
+            wait_for_inprocess_tasks(timeout)
         step = Step.objects.get(pk=step_id)
         if step.status in statuses:
             return step

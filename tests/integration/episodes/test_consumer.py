@@ -17,15 +17,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _communicator(user, episode_id: int) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(
-        EpisodeConsumer.as_asgi(), f"/ws/episodes/{episode_id}/"
-    )
+    communicator = WebsocketCommunicator(EpisodeConsumer.as_asgi(), f"/ws/episodes/{episode_id}/")
     communicator.scope["user"] = user
     communicator.scope["url_route"] = {"kwargs": {"episode_id": episode_id}}
     return communicator
 
 
-async def _until(communicator: WebsocketCommunicator, pattern: str, timeout: float = 20) -> list[str]:
+async def _until(
+    communicator: WebsocketCommunicator, pattern: str, timeout: float = 20
+) -> list[str]:
     """Every message up to and including the first one matching ``pattern``."""
     seen = []
     while True:
@@ -54,7 +54,7 @@ async def test_it_streams_a_step_and_ends_with_the_saved_fragment(model_server):
     assert 'hx-swap-oob="beforeend:#step-1-observation"' in "".join(messages)
     final = messages[-1]
     assert "ls -la /srv/app" in final
-    assert 'src="/episodes/%d/steps/1/render"' % episode.pk in final
+    assert f'src="/episodes/{episode.pk}/steps/1/render"' in final
     step = await sync_to_async(Step.objects.get)(episode=episode, index=1)
     assert step.status == "done" and "(simulated) ok" in step.observation
     assert step.telemetry["first_token_s"] is not None and step.telemetry["completion_tokens"] > 0

@@ -1,0 +1,165 @@
+"""Running steps: idempotent delivery, failures and retry, cancel, fork, agents, waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from simulator.errors import InvalidAction
+from studio.episodes import services
+from studio.episodes.models import Step
+from studio.episodes.tasks import run_step
+from studio.lib.tasks import wait_for_inprocess_tasks
+from tests.integration.episodes import helpers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_step_delivered_twice_runs_the_model_once_and_stays_one_step(model_server):
+    project, user = helpers.project_with()
+    model = helpers.endpoint(project, model_server.base_url)
+    episode = helpers.episode(project, user, model=model)
+    step = Step.objects.create(episode=episode, index=1, action="uname -a")  # not dispatched
+
+    threads = [threading.Thread(target=run_step, args=(step.pk,)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    run_step(step.pk)  # a late redelivery
+
+    step.refresh_from_db()
+    assert step.status == "done" and step.attempts == 1
+    assert sum(model_server.state.hits.values()) == 1
+    assert Step.objects.filter(episode=episode).count() == 1
+
+
+def test_two_submits_at_once_make_one_step(slow_server):
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user, model=helpers.endpoint(project, slow_server.base_url))
+    services.step_submit(episode=episode, action="ls")
+
+    with pytest.raises(services.EpisodeBusy):
+        services.step_submit(episode=episode, action="pwd")
+
+    assert Step.objects.filter(episode=episode).count() == 1
+    services.step_cancel(step=Step.objects.get(episode=episode))
+    helpers.wait_for_step(Step.objects.get(episode=episode).pk)
+
+
+def test_a_failed_step_keeps_its_reason_and_retry_runs_it_again(model_server):
+    project, user = helpers.project_with()
+    model = helpers.endpoint(project, "http://127.0.0.1:9")  # nothing listens there
+    episode = helpers.episode(project, user, model=model)
+
+    step = helpers.wait_for_step(services.step_submit(episode=episode, action="make test").pk)
+
+    assert step.status == "failed" and step.error_kind == "BackendUnavailable"
+    assert step.error
+    model.base_url = model_server.base_url
+    model.save()
+    services.step_retry(step=step)
+    step = helpers.wait_for_step(step.pk)
+    assert step.status == "done" and step.attempts == 2 and step.error == ""
+    assert Step.objects.filter(episode=episode).count() == 1
+
+
+def test_stop_closes_the_model_stream(slow_server):
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user, model=helpers.endpoint(project, slow_server.base_url))
+    step = services.step_submit(episode=episode, action="tail -f /var/log/syslog")
+    helpers.wait_for_step(step.pk, statuses=("running",))
+
+    services.step_cancel(step=step)
+    step = helpers.wait_for_step(step.pk)
+
+    assert step.status == "cancelled"
+    assert slow_server.state.completed == 0  # the stream never ran to its end
+    services.step_retry(step=step)  # a cancelled step can be run again
+    assert helpers.wait_for_step(step.pk, timeout=60).status == "done"
+
+
+def test_an_invalid_action_is_refused_by_the_domain():
+    project, user = helpers.project_with()
+    spec = {**helpers.TERMINAL_WORLD, "domain": "android", "initial_observation": ""}
+    episode = helpers.episode(project, user, spec=spec)
+
+    with pytest.raises(InvalidAction):
+        services.step_submit(episode=episode, action='{"action_type": "fly"}')
+    assert not Step.objects.exists()
+
+
+def test_a_closed_episode_takes_no_step():
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user)
+    services.episode_close(episode=episode)
+
+    with pytest.raises(services.EpisodeClosed):
+        services.step_submit(episode=episode, action="ls")
+
+
+def test_fork_copies_history_up_to_the_step_and_branches_from_there():
+    project, user = helpers.project_with()
+    model = helpers.replay_endpoint(project, ["one", "two", "three", "fork-two"])
+    episode = helpers.episode(project, user, model=model)
+    for action in ("echo 1", "echo 2"):
+        helpers.wait_for_step(services.step_submit(episode=episode, action=action).pk)
+
+    fork = services.episode_fork(episode=episode, at_step=1, user=user)
+    perturbation = {"kind": "truncation", "mode": "enforced", "params": {"max_chars": 3}}
+    step = services.step_submit(
+        episode=fork, action="echo other", extra_perturbations=[perturbation]
+    )
+    step = helpers.wait_for_step(step.pk)
+
+    assert fork.parent == episode and fork.forked_at_step == 1
+    assert [s.action for s in fork.steps.order_by("index")] == ["echo 1", "echo other"]
+    assert step.firings and step.firings[0]["kind"] == "truncation"
+    assert [s.observation for s in episode.steps.order_by("index")] == ["one", "two"]
+
+
+def test_a_scripted_agent_runs_n_steps_then_stops():
+    project, user = helpers.project_with()
+    model = helpers.replay_endpoint(project, ["a", "b", "c", "d"])
+    agent = {"kind": "scripted", "actions": ["echo a", "echo b", "echo c", "echo d"]}
+    episode = helpers.episode(project, user, model=model, agent=agent)
+
+    services.agent_run(episode=episode, steps=3)
+    for _ in range(200):
+        wait_for_inprocess_tasks()
+        episode.refresh_from_db()
+        if episode.run_status == "idle":
+            break
+        threading.Event().wait(0.05)
+
+    steps = list(episode.steps.order_by("index"))
+    assert [s.action for s in steps] == ["echo a", "echo b", "echo c"]
+    assert all(s.status == "done" for s in steps)
+
+
+def test_a_perturbation_added_for_the_next_step_fires_once():
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user, model=helpers.replay_endpoint(project, ["x" * 50] * 3))
+    services.perturbation_add(
+        episode=episode,
+        perturbation={"kind": "truncation", "mode": "enforced", "params": {"max_chars": 5}},
+        next_only=True,
+    )
+
+    first = helpers.wait_for_step(services.step_submit(episode=episode, action="ls").pk)
+    second = helpers.wait_for_step(services.step_submit(episode=episode, action="ls").pk)
+
+    assert first.firings and len(first.observation) < 50
+    assert not second.firings and second.observation == "x" * 50
+
+
+def test_step_wait_returns_the_finished_step(model_server):
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user, model=helpers.endpoint(project, model_server.base_url))
+    step = services.step_submit(episode=episode, action="whoami")
+
+    finished = asyncio.run(services.step_wait(step.pk, timeout=30))
+
+    assert finished.status == "done" and finished.observation
