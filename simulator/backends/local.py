@@ -88,16 +88,18 @@ def load_model_uncached(
     dtype: str = "bfloat16",
 ) -> LoadedModel:
     """Load without the process-wide cache (benchmarks use it to time cold and warm loads)."""
+    path = Path(model_path)
+    if not path.is_dir() and not (path.is_file() and path.suffix == ".gguf"):
+        raise BackendUnavailable(f"not a model directory or .gguf file: {path}")
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     started = time.perf_counter()
-    path = Path(model_path)
     torch_dtype = getattr(torch, dtype)
     if path.is_dir():
         directory, source = path, "directory"
-    elif path.is_file() and path.suffix == ".gguf":
+    else:
         cached = cache_dir / _cache_name(path) if cache_dir is not None else None
         if cached is not None and (cached / "config.json").is_file():
             directory, source = cached, "cache"
@@ -106,8 +108,6 @@ def load_model_uncached(
             if cached is not None:
                 _save_atomically(model, tokenizer, cached)
             return _ready(model, tokenizer, "gguf", started, device)
-    else:
-        raise BackendUnavailable(f"not a model directory or .gguf file: {path}")
     model = AutoModelForCausalLM.from_pretrained(
         directory, dtype=torch_dtype, local_files_only=True
     )

@@ -46,7 +46,9 @@ def no_network() -> Iterator[list[object]]:
             raise OSError("network disabled by the test")
         real_connect(self, address)  # type: ignore[arg-type]
 
-    def create_connection(address: tuple[str, int], *args: object, **kwargs: object) -> socket.socket:
+    def create_connection(
+        address: tuple[str, int], *args: object, **kwargs: object
+    ) -> socket.socket:
         if address[0] not in LOOPBACK:
             attempts.append(address)
             raise OSError("network disabled by the test")

@@ -27,7 +27,9 @@ REQUEST = ModelRequest(messages=MESSAGES, sampling=Sampling(temperature=0, max_t
 LONG_REQUEST = ModelRequest(messages=MESSAGES, sampling=Sampling(temperature=0, max_tokens=64))
 
 
-@pytest.fixture(params=["openai", "replay", "scripted", pytest.param("local", marks=pytest.mark.slow)])
+@pytest.fixture(
+    params=["openai", "replay", "scripted", pytest.param("local", marks=pytest.mark.slow)]
+)
 async def backend(request):
     if request.param == "openai":
         server = request.getfixturevalue("reasoning_server")

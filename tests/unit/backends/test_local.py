@@ -1,0 +1,124 @@
+"""The local transformers backend with the embedded SmolLM2 model."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from simulator.backends import LocalBackend, ModelRequest
+from simulator.backends import local as local_module
+from simulator.errors import BackendUnavailable
+from simulator.types import Message, Sampling
+
+from .conftest import LOAD_RECORD, wait_until
+
+MESSAGES: tuple[Message, ...] = (
+    {"role": "user", "content": "Describe a terminal session in detail."},
+)
+
+
+def local_backend(local_model) -> LocalBackend:
+    path, cache_dir = local_model
+    return LocalBackend(path, cache_dir=cache_dir)
+
+
+def request(**sampling) -> ModelRequest:
+    return ModelRequest(messages=MESSAGES, sampling=Sampling(**sampling))
+
+
+async def text_of(backend: LocalBackend, model_request: ModelRequest) -> str:
+    return "".join([c.text async for c in backend.stream(model_request) if c.kind == "content"])
+
+
+def test_greedy_and_sampling_settings_map_onto_generate():
+    tokenizer = SimpleNamespace(pad_token_id=None, eos_token_id=2)
+    greedy = local_module.generation_kwargs(Sampling(temperature=0, max_tokens=9), tokenizer)
+    sampled = local_module.generation_kwargs(Sampling(temperature=0.7, top_k=0), tokenizer)
+    assert (greedy["do_sample"], greedy["max_new_tokens"], greedy["pad_token_id"]) == (False, 9, 2)
+    assert (sampled["do_sample"], sampled["temperature"], sampled["top_k"]) == (True, 0.7, None)
+
+
+async def test_a_missing_model_is_unavailable_and_unhealthy(tmp_path):
+    backend = LocalBackend(tmp_path / "absent.gguf")
+    assert not (await backend.health()).ok
+    with pytest.raises(BackendUnavailable):
+        local_module.load_model_uncached(tmp_path / "absent.gguf")
+
+
+@pytest.mark.slow
+def test_the_gguf_loads_with_networking_refused(local_model):
+    path, cache_dir = local_model
+    assert LOAD_RECORD["source"] == "gguf"
+    assert LOAD_RECORD["attempts"] == []
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    saved = [p for p in cache_dir.iterdir() if p.name.startswith(path.stem)]
+    assert len(saved) == 1 and (saved[0] / "model.safetensors").is_file()
+
+
+@pytest.mark.slow
+def test_later_loads_use_the_converted_copy(local_model, monkeypatch):
+    path, cache_dir = local_model
+
+    def no_gguf(*args, **kwargs):
+        raise AssertionError("the GGUF was converted again")
+
+    monkeypatch.setattr(local_module, "_load_gguf", no_gguf)
+    loaded = local_module.load_model_uncached(path, cache_dir=cache_dir)
+    assert loaded.source == "cache"
+    assert loaded.model.config.num_hidden_layers == 30
+
+
+@pytest.mark.slow
+async def test_closing_the_stream_stops_generation(local_model):
+    backend = local_backend(local_model)
+    stream: Any = backend.stream(request(temperature=0, max_tokens=200))  # an async generator
+    await anext(stream)
+    await stream.aclose()
+    stopped_at = backend.tokens_generated
+    await asyncio.sleep(0.3)
+    assert 0 < stopped_at < 20
+    assert backend.tokens_generated == stopped_at
+
+
+@pytest.mark.slow
+async def test_cancelling_the_consumer_stops_generation(local_model):
+    backend = local_backend(local_model)
+
+    async def consume() -> None:
+        async for _ in backend.stream(request(temperature=0, max_tokens=200)):
+            pass
+
+    task = asyncio.create_task(consume())
+    assert await wait_until(lambda: backend.tokens_generated >= 2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    stopped_at = backend.tokens_generated
+    await asyncio.sleep(0.3)
+    assert stopped_at < 30
+    assert backend.tokens_generated == stopped_at
+
+
+@pytest.mark.slow
+async def test_greedy_and_seeded_sampling_repeat_themselves(local_model):
+    backend = local_backend(local_model)
+    greedy = [await text_of(backend, request(temperature=0, max_tokens=8)) for _ in range(2)]
+    seeded = [
+        await text_of(backend, request(temperature=1.0, max_tokens=8, seed=11)) for _ in range(2)
+    ]
+    assert greedy[0] and greedy[0] == greedy[1]
+    assert seeded[0] and seeded[0] == seeded[1]
+
+
+@pytest.mark.slow
+async def test_info_describes_the_loaded_model(local_model):
+    backend = local_backend(local_model)
+    await backend.load()
+    info = await backend.info()
+    assert info["source"] == "gguf"
+    assert info["context_length"] == 8192
+    assert (await backend.health()).detail.endswith("loaded")
