@@ -19,14 +19,16 @@ def default_endpoint_spec() -> dict[str, Any]:
             "model": settings.MODEL_NAME,
             "api_key": settings.MODEL_API_KEY,
         }
-    return {"kind": "local", "model": "embedded", "cache_dir": str(settings.MODEL_CACHE_DIR)}
+    return {"kind": "local", "cache_dir": str(settings.MODEL_CACHE_DIR)}
 
 
 def describe_spec(spec: dict[str, Any]) -> str:
     """Where an endpoint points, without its API key."""
     if spec["kind"] == "openai":
         return f"{spec['base_url']} ({spec.get('model', '')})"
-    return f"{spec['kind']}: {spec.get('model', '')}"
+    if spec["kind"] == "local":
+        return f"local: {spec.get('model_path') or 'embedded SmolLM2-135M-Instruct'}"
+    return str(spec["kind"])
 
 
 def default_backend() -> Backend:
