@@ -7,4 +7,4 @@ class ApiConfig(AppConfig):
     name = "studio.api"
     label = "api"
     #: Entries this app adds to the top navigation: (label, url name).
-    nav: list[tuple[str, str]] = []
+    nav: list[tuple[str, str]] = [("API", "api:tokens")]

@@ -7,4 +7,4 @@ class RolloutsConfig(AppConfig):
     name = "studio.rollouts"
     label = "rollouts"
     #: Entries this app adds to the top navigation: (label, url name).
-    nav: list[tuple[str, str]] = []
+    nav: list[tuple[str, str]] = [("Rollouts", "rollouts:list")]

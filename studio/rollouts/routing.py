@@ -1,5 +1,9 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from studio.rollouts.consumers import RolloutProgressConsumer
+
+websocket_urlpatterns = [
+    path("ws/rollouts/<int:job_id>/", RolloutProgressConsumer.as_asgi()),
+]

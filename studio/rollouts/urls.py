@@ -1,5 +1,12 @@
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from studio.rollouts import views
+
+urlpatterns = [
+    path("", views.job_list, name="list"),
+    path("<int:job_id>/", views.job_detail, name="detail"),
+    path("<int:job_id>/cancel", views.job_cancel, name="cancel"),
+    path("<int:job_id>/resume", views.job_resume, name="resume"),
+]

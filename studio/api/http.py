@@ -1,0 +1,197 @@
+"""The API's request handling: token auth, size and rate limits, JSON in, JSON errors out.
+
+Every error is ``{"error": {"code", "message"}}`` with a 4xx status for anything
+the client can fix; a view raises :class:`ApiError` (or Django's Http404 /
+PermissionDenied, translated here) and never returns HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
+from django.views.decorators.csrf import csrf_exempt
+
+from studio.api.models import ApiToken
+from studio.api.ratelimit import rate_limit_take
+from studio.api.services import token_authenticate
+from studio.api.tokens import bearer_token
+
+MAX_ID = 2**63 - 1
+MIN_INT32, MAX_INT32 = -(2**31), 2**31 - 1
+
+ApiView = Callable[..., HttpResponseBase]
+
+
+class ApiError(Exception):
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+
+    def response(self) -> JsonResponse:
+        return error_response(self.status, self.code, self.message, self.headers)
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JsonResponse:
+    response = JsonResponse({"error": {"code": code, "message": message}}, status=status)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], ApiView]:
+    """Wrap ``view(request, token, body, **kwargs)``: ``token`` is None when ``auth`` is False,
+    ``body`` the parsed JSON object of a POST (else None)."""
+
+    def decorate(view: ApiView) -> ApiView:
+        @csrf_exempt
+        @wraps(view)
+        def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
+            try:
+                if request.method not in methods:
+                    raise ApiError(
+                        405,
+                        "method_not_allowed",
+                        f"{request.method} is not allowed here",
+                        {"Allow": ", ".join(methods)},
+                    )
+                _check_size(request)
+                token = _authenticate(request) if auth else None
+                body = _json_body(request) if request.method == "POST" else None
+                return view(request, token, body, **kwargs)
+            except ApiError as exc:
+                return exc.response()
+            except Http404:
+                return error_response(404, "not_found", "No such object")
+            except PermissionDenied as exc:
+                return error_response(403, "forbidden", str(exc) or "Not allowed")
+            except RequestDataTooBig:
+                return _too_big()
+
+        return wrapper
+
+    return decorate
+
+
+def _too_big() -> JsonResponse:
+    limit = settings.API_MAX_REQUEST_BYTES
+    return error_response(413, "request_too_large", f"The request body is over {limit} bytes")
+
+
+def _check_size(request: HttpRequest) -> None:
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    try:
+        size = int(length)
+    except ValueError:
+        raise ApiError(400, "invalid_request", "Content-Length is not a number") from None
+    if size > settings.API_MAX_REQUEST_BYTES:
+        raise ApiError(
+            413,
+            "request_too_large",
+            f"The request body is over {settings.API_MAX_REQUEST_BYTES} bytes",
+        )
+
+
+def _authenticate(request: HttpRequest) -> ApiToken:
+    clear = bearer_token(request.headers.get("Authorization", ""))
+    challenge = {"WWW-Authenticate": 'Bearer realm="world-studio"'}
+    if clear is None:
+        raise ApiError(401, "unauthenticated", "Send Authorization: Bearer <token>", challenge)
+    token = token_authenticate(clear=clear)
+    if token is None:
+        raise ApiError(401, "invalid_token", "The token is unknown or revoked", challenge)
+    wait = rate_limit_take(f"token-{token.pk}")
+    if wait > 0:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"Too many requests for this token; retry in {wait:.2f} s",
+            {"Retry-After": str(max(1, math.ceil(wait)))},
+        )
+    return token
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    raw = request.body
+    if len(raw) > settings.API_MAX_REQUEST_BYTES:
+        raise ApiError(
+            413,
+            "request_too_large",
+            f"The request body is over {settings.API_MAX_REQUEST_BYTES} bytes",
+        )
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "invalid_json", "The request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "invalid_request", "The request body must be a JSON object")
+    return body
+
+
+# Field readers: each raises a 400 (or 422 for a well-formed but unusable value) naming the field.
+
+
+def text_field(body: dict[str, Any], name: str, *, required: bool = True, default: str = "") -> str:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise ApiError(400, "invalid_request", f"{name}: required text")
+        return default
+    if not isinstance(value, str):
+        raise ApiError(400, "invalid_request", f"{name}: must be text")
+    return clean_text(value, name)
+
+
+def clean_text(value: str, name: str) -> str:
+    """Text the database can store: no NUL characters, no lone surrogates."""
+    if "\x00" in value:
+        raise ApiError(400, "invalid_request", f"{name}: must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "invalid_request", f"{name}: is not valid Unicode text") from None
+    return value
+
+
+def int_field(
+    body: dict[str, Any],
+    name: str,
+    *,
+    required: bool = True,
+    default: int | None = None,
+    low: int = MIN_INT32,
+    high: int = MAX_INT32,
+) -> int | None:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise ApiError(400, "invalid_request", f"{name}: required integer")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ApiError(400, "invalid_request", f"{name}: must be an integer")
+    if not low <= value <= high:
+        raise ApiError(400, "invalid_request", f"{name}: must be between {low} and {high}")
+    return value
+
+
+def check_id(value: int) -> int:
+    """A path id the database can look up; anything out of range is simply not found."""
+    if not 1 <= value <= MAX_ID:
+        raise Http404("No such object")
+    return value

@@ -1,0 +1,229 @@
+"""One rollout task's work: take the next step of one job episode, then hand over.
+
+A task does at most one step, so every task stays well inside Celery's time
+limits (and those inside the Redis visibility timeout): a long episode is a
+chain of short tasks, each dispatching the next. A task delivered again after
+its worker died finds the row's lease expired and continues from the episode's
+last done step; a pending step is run, a failed one retried (the same row, so
+never a duplicate step), a running one whose runner died is declared failed
+and retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from contextlib import AbstractContextManager
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from celery import Task
+from django.conf import settings
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from studio.api.envs import Rules, scenario_rules, step_outcome
+from studio.episodes.models import Episode, EpisodeSource, EpisodeStatus, Step, StepStatus
+from studio.lib.tasks import dispatch
+from studio.rollouts.models import FINISHED_ROWS, JobStatus, RolloutEpisode, RolloutJob, RowStatus
+from studio.rollouts.semaphore import endpoint_slot
+from studio.rollouts.services import job_maybe_finish, publish_progress, row_finish
+
+logger = logging.getLogger(__name__)
+
+RETRY_PAUSE_S = 1.0
+
+
+def lease_seconds() -> float:
+    """A task cannot outlive its hard time limit, so its lease need not either; the
+    visibility timeout (after which Redis redelivers) is longer still."""
+    return float(settings.CELERY_TASK_TIME_LIMIT)
+
+
+def rollout_advance(job_id: int, index: int) -> None:
+    job = RolloutJob.objects.select_related("scenario", "endpoint").filter(pk=job_id).first()
+    row = RolloutEpisode.objects.filter(job_id=job_id, index=index).first()
+    if job is None or row is None or row.status in FINISHED_ROWS:
+        return
+    if job.status == JobStatus.CANCELLED:
+        row_finish(row=row, status=RowStatus.CANCELLED, outcome="cancelled")
+        return
+    owner = uuid.uuid4().hex
+    if not _claim(row, owner):
+        return  # another task holds it; if that one dies, its redelivery continues
+    row.refresh_from_db()
+    more = False
+    try:
+        more = _advance(job, row)
+    except Exception as exc:  # a bug, the database, a soft time limit: retried a few times
+        logger.exception("rollout %s #%s failed", job_id, index)
+        row.attempts += 1
+        RolloutEpisode.objects.filter(pk=row.pk).update(attempts=row.attempts)
+        if row.attempts >= job.max_attempts:
+            row_finish(
+                row=row,
+                status=RowStatus.FAILED,
+                outcome="error",
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        else:
+            time.sleep(RETRY_PAUSE_S)
+            more = True
+    finally:
+        RolloutEpisode.objects.filter(pk=row.pk, lease_owner=owner).update(
+            lease_owner="", lease_until=None
+        )
+    if more:
+        dispatch(_task(), job_id, index)
+    else:
+        job_maybe_finish(job=job)
+    publish_progress(job)
+
+
+def _task() -> Task[Any, Any]:
+    from studio.rollouts.tasks import rollout_episode
+
+    return rollout_episode
+
+
+def _claim(row: RolloutEpisode, owner: str) -> bool:
+    now = timezone.now()
+    claimed = (
+        RolloutEpisode.objects.filter(pk=row.pk, status__in=(RowStatus.PENDING, RowStatus.RUNNING))
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .update(
+            lease_owner=owner,
+            lease_until=now + timedelta(seconds=lease_seconds()),
+            status=RowStatus.RUNNING,
+            started_at=Coalesce("started_at", Value(now)),
+        )
+    )
+    return claimed == 1
+
+
+def _rules(job: RolloutJob) -> Rules:
+    return Rules(criteria=scenario_rules(job.scenario).criteria, max_steps=job.max_steps)
+
+
+def _episode(job: RolloutJob, row: RolloutEpisode) -> Episode:
+    from studio.episodes.services import episode_create
+
+    if row.episode_id is not None:
+        return Episode.objects.select_related("world_revision", "scenario").get(pk=row.episode_id)
+    episode = episode_create(
+        project=job.project,
+        user=job.created_by,
+        scenario=job.scenario,
+        seed=job.seed_for(row.index),
+        agent=job.policy,
+        source=EpisodeSource.ROLLOUT,
+        title=f"{job.title} #{row.index}"[:200],
+        endpoint=job.endpoint,
+    )
+    Episode.objects.filter(pk=episode.pk).update(
+        metadata={**episode.metadata, "rollout": {"job": job.pk, "index": row.index}}
+    )
+    # The lease makes this task the only writer of the row, so the episode is set once.
+    RolloutEpisode.objects.filter(pk=row.pk, episode__isnull=True).update(episode=episode)
+    row.refresh_from_db()
+    assert row.episode_id is not None
+    return Episode.objects.select_related("world_revision", "scenario").get(pk=row.episode_id)
+
+
+def _advance(job: RolloutJob, row: RolloutEpisode) -> bool:
+    """Take (or finish) one step; True when the episode needs another task."""
+    from studio.episodes.agents import next_action
+    from studio.episodes.services import step_retry, step_submit
+
+    episode = _episode(job, row)
+    rules = _rules(job)
+    last = episode.steps.order_by("-index").first()
+    if last is not None and last.status == StepStatus.RUNNING and _orphaned(last):
+        Step.objects.filter(pk=last.pk, status=StepStatus.RUNNING).update(
+            status=StepStatus.FAILED, error="its worker was lost", error_kind="worker_lost",
+            finished_at=timezone.now(),
+        )  # fmt: skip
+        last.refresh_from_db()
+    if last is not None and last.status in (StepStatus.FAILED, StepStatus.CANCELLED):
+        if last.attempts >= job.max_attempts:
+            return _end(job, row, episode, RowStatus.FAILED, "step failed", last.error)
+        last = step_retry(step=last)
+    if last is None or last.status == StepStatus.DONE:
+        if last is not None:
+            outcome = step_outcome(last, rules)
+            if outcome.terminated:
+                return _end(job, row, episode, RowStatus.DONE, "terminated")
+            if outcome.truncated:
+                return _end(job, row, episode, RowStatus.DONE, "truncated")
+        if episode.status != EpisodeStatus.ACTIVE:
+            return _end(job, row, episode, RowStatus.DONE, f"episode {episode.status}")
+        action = next_action(episode)
+        if action is None:
+            return _end(job, row, episode, RowStatus.DONE, "actions exhausted")
+        with _slot(episode):
+            step = step_submit(episode=episode, action=action, user=job.created_by)
+            step = _run_and_wait(step)
+    else:
+        with _slot(episode):
+            step = _run_and_wait(last)
+    _count(row, episode)
+    if step.status == StepStatus.DONE:
+        outcome = step_outcome(step, rules)
+        if outcome.terminated:
+            return _end(job, row, episode, RowStatus.DONE, "terminated")
+        if outcome.truncated:
+            return _end(job, row, episode, RowStatus.DONE, "truncated")
+    # Done and going on, failed (the next task retries it), or still running elsewhere.
+    return True
+
+
+def _orphaned(step: Step) -> bool:
+    started = step.started_at or step.created_at
+    return timezone.now() - started > timedelta(seconds=lease_seconds())
+
+
+def _slot(episode: Episode) -> AbstractContextManager[None]:
+    key = f"endpoint-{episode.endpoint_id}" if episode.endpoint_id else "endpoint-default"
+    return endpoint_slot(key, limit=settings.ROLLOUT_ENDPOINT_CONCURRENCY, lease_s=lease_seconds())
+
+
+def _run_and_wait(step: Step) -> Step:
+    """Run the step here (``run_step`` claims it; a copy dispatched elsewhere then does
+    nothing), or wait for whoever claimed it first."""
+    from studio.episodes.services import step_wait
+    from studio.episodes.tasks import run_step
+
+    if step.status == StepStatus.PENDING:
+        run_step(step.pk)
+    timeout = max(1.0, lease_seconds() - 1)
+    result: Step = async_to_sync(step_wait)(step.pk, timeout)
+    return result
+
+
+def _count(row: RolloutEpisode, episode: Episode) -> None:
+    done = list(episode.steps.filter(status=StepStatus.DONE).values("reward", "telemetry"))
+    tokens = sum(int((s["telemetry"] or {}).get("completion_tokens", 0) or 0) for s in done)
+    reward = sum(float(s["reward"] or 0.0) for s in done)
+    RolloutEpisode.objects.filter(pk=row.pk).update(
+        steps_done=len(done), tokens=tokens, reward=reward
+    )
+
+
+def _end(
+    job: RolloutJob,
+    row: RolloutEpisode,
+    episode: Episode,
+    status: str,
+    outcome: str,
+    error: str = "",
+) -> bool:
+    from studio.episodes.services import episode_close
+
+    _count(row, episode)
+    if episode.status == EpisodeStatus.ACTIVE:
+        episode_close(episode=episode)
+    row_finish(row=row, status=status, outcome=outcome, error=error)
+    return False

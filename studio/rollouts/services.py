@@ -1,0 +1,144 @@
+"""Writes on rollout jobs: create, cancel, resume, and finishing rows and jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from studio.core.models import ModelEndpoint, Project
+from studio.lib.channels import send_to_group
+from studio.lib.tasks import dispatch
+from studio.rollouts.models import (
+    FINISHED_ROWS,
+    JobStatus,
+    RolloutEpisode,
+    RolloutJob,
+    RowStatus,
+)
+from studio.rollouts.signals import rollout_job_finished
+from studio.worlds.models import Scenario
+
+POLICY_KINDS = ("scripted", "llm")
+MAX_EPISODES = 10_000
+
+
+def validate_policy(policy: dict[str, Any]) -> dict[str, Any]:
+    """A rollout's agent: scripted (a list of actions) or llm (an endpoint name, or the default)."""
+    from studio.episodes.services import validate_agent
+
+    kind = policy.get("kind")
+    if kind not in POLICY_KINDS:
+        raise ValueError(f"the policy must be scripted or llm, not {kind!r}")
+    return validate_agent(policy)
+
+
+def rollout_job_create(
+    *,
+    project: Project,
+    scenario: Scenario,
+    user: User | None,
+    episodes: int,
+    max_steps: int,
+    policy: dict[str, Any],
+    base_seed: int = 0,
+    seeds: list[int] | None = None,
+    endpoint: ModelEndpoint | None = None,
+    title: str = "",
+    collection_name: str = "",
+    max_attempts: int = 3,
+) -> RolloutJob:
+    """A job with one row per episode, and one ``rollout_episode`` task per row (on commit)."""
+    if scenario.project_id != project.pk:
+        raise ValueError("the scenario belongs to another project")
+    if not 1 <= episodes <= MAX_EPISODES:
+        raise ValueError(f"episodes must be between 1 and {MAX_EPISODES}")
+    if max_steps < 1:
+        raise ValueError("max_steps must be at least 1")
+    policy = validate_policy(policy)
+    with transaction.atomic():
+        job = RolloutJob.objects.create(
+            project=project,
+            scenario=scenario,
+            title=(title or f"{scenario.title} × {episodes}")[:200],
+            episodes=episodes,
+            max_steps=max_steps,
+            base_seed=base_seed,
+            seeds=list(seeds or []),
+            policy=policy,
+            endpoint=endpoint,
+            max_attempts=max_attempts,
+            created_by=user,
+        )
+        job.collection_name = collection_name or f"rollout-{job.pk}"
+        job.save(update_fields=["collection_name"])
+        RolloutEpisode.objects.bulk_create(
+            RolloutEpisode(job=job, index=i) for i in range(episodes)
+        )
+        _dispatch_rows(job, range(episodes))
+    return job
+
+
+def _dispatch_rows(job: RolloutJob, indexes: Any) -> None:
+    from studio.rollouts.tasks import rollout_episode
+
+    for index in indexes:
+        dispatch(rollout_episode, job.pk, index)
+
+
+def rollout_job_resume(*, job: RolloutJob) -> int:
+    """Dispatch a task for every unfinished row (after a restart); safe to call any time:
+    a row another task holds is left alone. Returns how many were dispatched."""
+    if job.status == JobStatus.CANCELLED:
+        return 0
+    indexes = list(job.rows.exclude(status__in=FINISHED_ROWS).values_list("index", flat=True))
+    with transaction.atomic():
+        _dispatch_rows(job, indexes)
+    return len(indexes)
+
+
+def rollout_job_cancel(*, job: RolloutJob) -> None:
+    """Stop the job: no new steps; running steps are cancelled and their episodes closed."""
+    from studio.episodes.services import episode_close
+
+    updated = RolloutJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
+        status=JobStatus.CANCELLED, finished_at=timezone.now()
+    )
+    open_rows = list(job.rows.exclude(status__in=FINISHED_ROWS).select_related("episode"))
+    job.rows.exclude(status__in=FINISHED_ROWS).update(
+        status=RowStatus.CANCELLED, outcome="cancelled", finished_at=timezone.now()
+    )
+    for row in open_rows:
+        if row.episode is not None:
+            episode_close(episode=row.episode)
+    job.refresh_from_db()
+    if updated:
+        rollout_job_finished.send(sender=RolloutJob, job=job)
+    publish_progress(job)
+
+
+def row_finish(*, row: RolloutEpisode, status: str, outcome: str, error: str = "") -> bool:
+    """Mark a running row finished (once: a conditional UPDATE); True when this call did it."""
+    changed = RolloutEpisode.objects.filter(
+        pk=row.pk, status__in=(RowStatus.PENDING, RowStatus.RUNNING)
+    ).update(status=status, outcome=outcome[:200], error=error[:4000], finished_at=timezone.now())
+    return changed == 1
+
+
+def job_maybe_finish(*, job: RolloutJob) -> bool:
+    """Mark the job done once every row has finished; sends ``rollout_job_finished`` once."""
+    if job.rows.exclude(status__in=FINISHED_ROWS).exists():
+        return False
+    changed = RolloutJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
+        status=JobStatus.DONE, finished_at=timezone.now()
+    )
+    if changed:
+        job.refresh_from_db()
+        rollout_job_finished.send(sender=RolloutJob, job=job)
+    return changed == 1
+
+
+def publish_progress(job: RolloutJob) -> None:
+    send_to_group(job.group_name, {"type": "rollout.progress", "job_id": job.pk})
