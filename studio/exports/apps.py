@@ -7,4 +7,4 @@ class ExportsConfig(AppConfig):
     name = "studio.exports"
     label = "exports"
     #: Entries this app adds to the top navigation: (label, url name).
-    nav: list[tuple[str, str]] = []
+    nav: list[tuple[str, str]] = [("Collections", "exports:list")]

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from studio.exports.consumers import ExportProgressConsumer
+
+websocket_urlpatterns = [
+    path("ws/exports/<int:job_id>/", ExportProgressConsumer.as_asgi()),
+]
