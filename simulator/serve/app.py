@@ -111,7 +111,8 @@ class ChatServer:
             await _error(send, 400, str(exc))
             return
         reasoning = scripted_reasoning(messages) if self.options.reasoning else ""
-        answer = _Answer(self, model, messages, content, reasoning, body.get("max_tokens"))
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+        answer = _Answer(self, model, messages, content, reasoning, max_tokens)
         disconnected = asyncio.Event()
         watcher = asyncio.create_task(_watch_disconnect(receive, disconnected))
         try:
