@@ -7,4 +7,4 @@ class CoreConfig(AppConfig):
     name = "studio.core"
     label = "core"
     #: Entries this app adds to the top navigation: (label, url name).
-    nav: list[tuple[str, str]] = []
+    nav: list[tuple[str, str]] = [("Projects", "project-list")]

@@ -7,4 +7,4 @@ class WorldsConfig(AppConfig):
     name = "studio.worlds"
     label = "worlds"
     #: Entries this app adds to the top navigation: (label, url name).
-    nav: list[tuple[str, str]] = []
+    nav: list[tuple[str, str]] = [("Worlds", "worlds:list"), ("Scenarios", "worlds:scenario-list")]
