@@ -564,3 +564,53 @@ def parse_choice(raw: str) -> str | None:
         return str(boxed[-1]).upper()
     stated = _STATED.search(cleaned)
     return stated.group(1).upper() if stated else None
+
+
+# ── Agreement between human and judge scores ────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How closely two raters' 1–5 scores agree; correlations are None when undefined."""
+
+    n: int
+    mean_abs_diff: float | None
+    pearson: float | None
+    spearman: float | None
+
+
+def _pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    n = len(xs)
+    if n < 2:
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return None
+    return float(sxy / (sxx * syy) ** 0.5)
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """Average ranks (ties share the mean of their positions), 1-based."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def agreement(pairs: Sequence[tuple[float, float]]) -> Agreement:
+    """Mean absolute difference, Pearson and Spearman (Pearson on average ranks)."""
+    if not pairs:
+        return Agreement(0, None, None, None)
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    mad = sum(abs(x - y) for x, y in pairs) / len(pairs)
+    return Agreement(len(pairs), mad, _pearson(xs, ys), _pearson(_ranks(xs), _ranks(ys)))

@@ -7,4 +7,4 @@ class TracesConfig(AppConfig):
     name = "studio.traces"
     label = "traces"
     #: Entries this app adds to the top navigation: (label, url name).
-    nav: list[tuple[str, str]] = []
+    nav: list[tuple[str, str]] = [("Traces", "traces:list")]

@@ -1,5 +1,10 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from studio.traces.consumers import ImportProgressConsumer, SimulationProgressConsumer
+
+websocket_urlpatterns = [
+    path("ws/traces/imports/<int:pk>/", ImportProgressConsumer.as_asgi()),
+    path("ws/traces/simulations/<int:pk>/", SimulationProgressConsumer.as_asgi()),
+]

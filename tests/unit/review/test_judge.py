@@ -118,3 +118,15 @@ def test_it_reads_turing_choices():
 
 def test_normalize_maps_one_to_five_onto_zero_to_hundred():
     assert [normalize(x) for x in (1, 3, 5)] == [0, 50, 100]
+
+
+def test_agreement_gives_mad_pearson_and_spearman():
+    from simulator.judge import agreement
+
+    result = agreement([(1, 2), (2, 3), (3, 5), (4, 4)])
+    assert result.n == 4
+    assert result.mean_abs_diff == 1.0  # (1 + 1 + 2 + 0) / 4
+    assert result.pearson == 0.8  # sxy 4 / sqrt(5 * 5)
+    assert result.spearman == 0.8
+    assert agreement([(3, 3), (3, 4)]).pearson is None
+    assert agreement([]).mean_abs_diff is None

@@ -1,0 +1,730 @@
+"""Writes for traces: imports, simulations, judge scores and annotations."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from simulator.awb_eval import RecordedTurn, SimulatedTurnResult, simulate_trace
+from simulator.backends import create_backend
+from simulator.errors import FormatError
+from simulator.formats.awb import AwbRow, awb_rows_to_trajectories, iter_awb
+from simulator.formats.trajectory import EpisodeRecord, iter_trajectories
+from simulator.judge import (
+    DIMENSIONS,
+    build_judge_messages,
+    complete,
+    judge_messages,
+    normalize,
+    parse_choice,
+    turing_messages,
+)
+from simulator.perturbations import Perturbation
+from simulator.prompting import AWB_PROMPT_SUFFIX, render_awb_observation, render_awb_turn
+from simulator.world import World
+from studio.core.endpoints import default_endpoint_spec, describe_spec
+from studio.core.models import Membership, ModelEndpoint, Project, Role
+from studio.lib.channels import send_to_group
+from studio.traces.models import (
+    Annotation,
+    ImportJob,
+    ImportStatus,
+    JudgeScore,
+    SimulatedTurn,
+    Simulation,
+    SimulationStatus,
+    Trace,
+    TraceSource,
+    TraceTurn,
+    TuringGuess,
+)
+
+MAX_STORED_ERRORS = 200
+PROGRESS_EVERY_S = 0.25
+
+Progress = Callable[[ImportJob], None]
+
+
+# ── Imports ─────────────────────────────────────────────────────────────────────
+
+
+class ImportTooLarge(ValueError):
+    pass
+
+
+def detect_source(path: Path) -> str:
+    """``trajectory`` when the first record carries ``trajectory_version``, else ``awb``."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except ValueError:
+                    return TraceSource.AWB
+                if isinstance(first, dict) and "trajectory_version" in first:
+                    return TraceSource.TRAJECTORY
+                return TraceSource.AWB
+    return TraceSource.AWB
+
+
+def _count_lines(path: Path) -> int:
+    count = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            count += chunk.count(b"\n")
+    return count + (1 if path.stat().st_size and not _ends_with_newline(path) else 0)
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(-1, 2)
+        return handle.read(1) == b"\n"
+
+
+def content_hash(
+    domain: str, system_prompt: str, turns: list[tuple[str, str, str]], initial: str
+) -> str:
+    """Identity of a trace's content: equal content hashes alike whatever its ids."""
+    canonical = json.dumps(
+        {"domain": domain, "system": system_prompt, "initial": initial, "turns": turns},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def import_job_create(
+    *,
+    project: Project,
+    path: Path,
+    filename: str,
+    user: Any = None,
+    partial: bool = False,
+) -> ImportJob:
+    """A pending import of a file already on disk; refuses files over the size limit."""
+    size = path.stat().st_size
+    if size > settings.STUDIO_MAX_UPLOAD_BYTES:
+        raise ImportTooLarge(
+            f"{filename} is {size} bytes; the limit is {settings.STUDIO_MAX_UPLOAD_BYTES}"
+        )
+    return ImportJob.objects.create(
+        project=project,
+        created_by=user,
+        filename=filename[:255],
+        path=str(path),
+        size=size,
+        partial=partial,
+    )
+
+
+class _Reporter:
+    """Saves and publishes an import's progress at most every PROGRESS_EVERY_S."""
+
+    def __init__(self, job: ImportJob, publish: Progress | None) -> None:
+        self.job, self.publish, self.last = job, publish, 0.0
+
+    def __call__(self, done: int, *, force: bool = False) -> None:
+        self.job.lines_done = min(done, self.job.lines_total)
+        now = time.monotonic()
+        if force or now - self.last >= PROGRESS_EVERY_S:
+            self.last = now
+            self.job.save(update_fields=["lines_done", "status", "message"])
+            if self.publish is not None:
+                self.publish(self.job)
+
+
+def _awb_check(
+    path: Path, job: ImportJob, report: _Reporter
+) -> tuple[list[dict[str, Any]], set[int]]:
+    """Pass 1: every problem, and the line of each trajectory's last turn."""
+    errors: list[dict[str, Any]] = []
+    latest: dict[tuple[str, str], tuple[int, int]] = {}
+    for item in iter_awb(path):
+        if isinstance(item, FormatError):
+            errors.append({"line": item.line, "field": item.field or "", "reason": item.reason})
+            report(item.line or 0)
+            continue
+        key = item.trajectory_key
+        if key not in latest or item.turn_idx > latest[key][0]:
+            latest[key] = (item.turn_idx, item.line or 0)
+        report(item.line or 0)
+    return errors, {line for _, line in latest.values()}
+
+
+def _awb_trace_fields(row: AwbRow) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    (trajectory,) = awb_rows_to_trajectories([row])
+    prompts = list(row.data["prompt"])
+    texts = [p.removesuffix(AWB_PROMPT_SUFFIX) for p in prompts[: len(trajectory.turns)]]
+    turns = [
+        {"action": t.action, "observation": t.observation, "prompt_text": texts[i]}
+        for i, t in enumerate(trajectory.turns)
+    ]
+    fields = {
+        "domain": trajectory.domain,
+        "source": TraceSource.AWB,
+        "task": trajectory.task,
+        "external_id": json.dumps(trajectory.id),
+        "title": f"{trajectory.task} #{trajectory.id}",
+        "system_prompt": trajectory.system_str,
+        "metadata": {
+            "initial_state": trajectory.initial_state or "",
+            "total_turns": row.data["total_turns"],
+        },
+    }
+    return fields, turns
+
+
+def _trajectory_trace_fields(record: EpisodeRecord) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    world = record.world
+    meta = dict(record.metadata)
+    fields = {
+        "domain": world.domain,
+        "source": TraceSource.TRAJECTORY,
+        "task": record.task or world.title,
+        "external_id": str(meta.get("episode_id", meta.get("id", ""))),
+        "title": str(meta.get("title") or world.title)[:200],
+        "system_prompt": "",
+        "metadata": {
+            "initial_state": world.initial_observation,
+            "world": world.to_dict(),
+            "task": record.task,
+            "seed": record.seed,
+            "original": meta,
+        },
+    }
+    turns = [
+        {"action": s.action, "observation": s.observation, "prompt_text": ""} for s in record.steps
+    ]
+    return fields, turns
+
+
+def _save_trace(job: ImportJob, fields: dict[str, Any], turns: list[dict[str, str]]) -> bool:
+    """Save one trace unless its content is already in the project; True when created."""
+    return _trace_get_or_create(job.project, job, fields, turns)[1]
+
+
+def _trace_get_or_create(
+    project: Project, job: ImportJob | None, fields: dict[str, Any], turns: list[dict[str, str]]
+) -> tuple[Trace, bool]:
+    digest = content_hash(
+        fields["domain"],
+        fields["system_prompt"],
+        [(t["prompt_text"], t["action"], t["observation"]) for t in turns],
+        fields["metadata"].get("initial_state", ""),
+    )
+    existing = Trace.objects.filter(project=project, content_hash=digest).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            trace = Trace.objects.create(
+                project=project, content_hash=digest, import_job=job, **fields
+            )
+            TraceTurn.objects.bulk_create(
+                TraceTurn(trace=trace, index=i, **turn) for i, turn in enumerate(turns, start=1)
+            )
+    except IntegrityError:  # imported by a concurrent job meanwhile
+        return Trace.objects.get(project=project, content_hash=digest), False
+    return trace, True
+
+
+def import_run(*, job_id: int, publish: Progress | None = None) -> ImportJob:
+    """Check the whole file, then import it (or its valid lines when ``partial``).
+
+    Two streaming passes, so memory stays constant whatever the file's size:
+    the first collects every problem and, for AgentWorldBench files, the line of
+    each trajectory's last turn (which holds all earlier turns); the second
+    imports. With any problem and ``partial`` off, nothing is imported.
+    """
+    claimed = ImportJob.objects.filter(pk=job_id, status=ImportStatus.PENDING).update(
+        status=ImportStatus.RUNNING
+    )
+    job = ImportJob.objects.get(pk=job_id)
+    if not claimed:
+        return job
+    path = Path(job.path)
+    report = _Reporter(job, publish)
+    try:
+        job.source = detect_source(path)
+        job.lines_total = _count_lines(path)
+        job.message = "Checking every line"
+        job.save(update_fields=["source", "lines_total", "message"])
+        report(0, force=True)
+        if job.source == TraceSource.AWB:
+            errors, chosen = _awb_check(path, job, report)
+        else:
+            errors = [
+                {"line": e.line, "field": e.field or "", "reason": e.reason}
+                for e in iter_trajectories(path)
+                if isinstance(e, FormatError)
+            ]
+            chosen = set()
+        job.errors = errors[:MAX_STORED_ERRORS]
+        if errors and not job.partial:
+            job.status = ImportStatus.FAILED
+            job.message = (
+                f"{len(errors)} problem(s) in {len({e['line'] for e in errors})} line(s); "
+                "nothing was imported. Fix them and import again, or import only the valid lines."
+            )
+            return job
+        job.message = "Importing"
+        report(0, force=True)
+        records: Iterator[Any] = (
+            iter_awb(path) if job.source == TraceSource.AWB else iter_trajectories(path)
+        )
+        bad_lines = {e["line"] for e in errors}
+        for number, item in enumerate(records, start=1):
+            if isinstance(item, FormatError):
+                continue
+            if isinstance(item, AwbRow):
+                report(item.line or 0)
+                if item.line not in chosen or item.line in bad_lines:
+                    continue
+                fields, turns = _awb_trace_fields(item)
+            else:
+                report(number)
+                fields, turns = _trajectory_trace_fields(item)
+            if _save_trace(job, fields, turns):
+                job.traces_created += 1
+            else:
+                job.duplicates += 1
+        job.status = ImportStatus.DONE
+        skipped = f", {len(bad_lines)} bad line(s) skipped" if errors else ""
+        job.message = f"Imported {job.traces_created} trace(s); {job.duplicates} duplicate(s) skipped{skipped}."
+        job.lines_done = job.lines_total
+        return job
+    except (OSError, UnicodeDecodeError) as exc:
+        job.status = ImportStatus.FAILED
+        job.message = f"Could not read the file: {exc}"
+        return job
+    finally:
+        job.finished_at = timezone.now()
+        job.save()
+        path.unlink(missing_ok=True)
+        if publish is not None:
+            publish(job)
+
+
+def import_file(
+    *, project: Project, path: Path, user: Any = None, partial: bool = False
+) -> ImportJob:
+    """Import a file synchronously (the CLI); the file is copied so the original stays."""
+    size = Path(path).stat().st_size
+    if size > settings.STUDIO_MAX_UPLOAD_BYTES:
+        raise ImportTooLarge(
+            f"{path} is {size} bytes; the limit is {settings.STUDIO_MAX_UPLOAD_BYTES}"
+        )
+    upload_dir = settings.VAR_DIR / "uploads"
+    upload_dir.mkdir(parents=True, exist_ok=True)
+    copy = upload_dir / f"cli-{time.time_ns()}.jsonl"
+    shutil.copyfile(path, copy)
+    job = import_job_create(
+        project=project, path=copy, filename=Path(path).name, user=user, partial=partial
+    )
+    return import_run(job_id=job.pk)
+
+
+def publish_import(job: ImportJob) -> None:
+    html = render_to_string("traces/_import-progress.html", {"job": job})
+    send_to_group(job.group_name, {"type": "progress", "html": html})
+
+
+def project_for_cli(name: str) -> Project:
+    """The project named (or slugged) ``name``, created if missing and owned by a local account."""
+    from django.utils.text import slugify
+
+    project = Project.objects.filter(name=name).first() or Project.objects.filter(slug=name).first()
+    if project is not None:
+        return project
+    users = get_user_model().objects
+    owner = users.filter(is_superuser=True).order_by("id").first()
+    if owner is None:
+        owner = users.create_user("researcher", "", None)
+    project = Project.objects.create(name=name, slug=slugify(name) or f"project-{time.time_ns()}")
+    Membership.objects.create(project=project, user=owner, role=Role.OWNER)
+    return project
+
+
+# ── Simulations ─────────────────────────────────────────────────────────────────
+
+
+def endpoint_spec(endpoint: ModelEndpoint | None) -> dict[str, Any]:
+    return endpoint.to_spec() if endpoint is not None else default_endpoint_spec()
+
+
+def simulation_create(
+    *,
+    trace: Trace,
+    user: Any,
+    mode: str,
+    scenario: Any = None,
+    endpoint: ModelEndpoint | None = None,
+) -> Simulation:
+    from studio.lib.tasks import dispatch
+    from studio.traces.tasks import run_simulation
+
+    simulation = Simulation.objects.create(
+        project=trace.project,
+        trace=trace,
+        mode=mode,
+        scenario=scenario,
+        endpoint=endpoint,
+        endpoint_label=describe_spec(endpoint_spec(endpoint)),
+        created_by=user,
+    )
+    dispatch(run_simulation, simulation.pk)
+    return simulation
+
+
+def trace_world(trace: Trace) -> World:
+    if "world" in trace.metadata:
+        return World.from_dict(trace.metadata["world"])
+    return World(
+        domain=trace.domain,
+        title=trace.title,
+        initial_observation=trace.metadata.get("initial_state", ""),
+    )
+
+
+def _turn_fields(outcome: SimulatedTurnResult) -> dict[str, Any]:
+    real = [v.to_dict() for v in outcome.real_verifiers]
+    if outcome.result is None:
+        return {"error": f"{outcome.error_kind}: {outcome.error}", "real_verifiers": real}
+    result = outcome.result
+    return {
+        "observation": result.observation,
+        "reasoning": result.reasoning,
+        "raw_output": result.raw_output,
+        "telemetry": {
+            **result.timings.to_dict(),
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+            "cached_tokens": result.usage.cached_tokens,
+            "finish_reason": result.finish_reason,
+        },
+        "firings": [f.to_dict() for f in result.firings],
+        "verifiers": [v.to_dict() for v in result.verifiers],
+        "real_verifiers": real,
+    }
+
+
+def simulation_run(*, simulation_id: int) -> Simulation:
+    """Claim a pending simulation and run it, saving and publishing each turn."""
+    claimed = Simulation.objects.filter(pk=simulation_id, status=SimulationStatus.PENDING).update(
+        status=SimulationStatus.RUNNING
+    )
+    simulation = Simulation.objects.select_related("trace", "scenario", "endpoint").get(
+        pk=simulation_id
+    )
+    if not claimed:
+        return simulation
+    trace = simulation.trace
+    turns = list(trace.turns.all())
+    perturbations: tuple[Perturbation, ...] = ()
+    seed = 0
+    if simulation.scenario is not None:
+        spec = simulation.scenario.spec
+        perturbations = tuple(Perturbation.from_dict(p) for p in spec.get("perturbations", []))
+        seed = int(spec.get("seed", 0))
+    by_index = {t.index: t for t in turns}
+
+    def save(outcome: SimulatedTurnResult) -> None:
+        SimulatedTurn.objects.update_or_create(
+            simulation=simulation,
+            index=outcome.index,
+            defaults={"turn": by_index[outcome.index], **_turn_fields(outcome)},
+        )
+        Simulation.objects.filter(pk=simulation.pk).update(turns_done=outcome.index)
+        simulation.turns_done = outcome.index
+
+    async def on_turn(outcome: SimulatedTurnResult) -> None:
+        await sync_to_async(save)(outcome)
+        await _publish_simulation(simulation, len(turns))
+
+    async def run() -> None:
+        backend = create_backend(endpoint_spec(simulation.endpoint))
+        try:
+            await simulate_trace(
+                trace_world(trace),
+                [RecordedTurn(t.action, t.observation, t.prompt_text) for t in turns],
+                backend,
+                mode=simulation.mode,
+                perturbations=perturbations,
+                seed=seed,
+                system_prompt=trace.system_prompt if trace.source == TraceSource.AWB else None,
+                on_turn=on_turn,
+            )
+        finally:
+            await backend.aclose()
+
+    try:
+        asyncio.run(run())
+        simulation.status = SimulationStatus.DONE
+    except Exception as exc:  # recorded on the row, shown in the UI
+        simulation.status = SimulationStatus.FAILED
+        simulation.error = f"{type(exc).__name__}: {exc}"
+    simulation.finished_at = timezone.now()
+    simulation.save(update_fields=["status", "error", "finished_at"])
+    send_to_group(
+        simulation.group_name,
+        {"type": "progress", "html": simulation_progress_html(simulation, len(turns))},
+    )
+    return simulation
+
+
+def simulation_progress_html(simulation: Simulation, total: int) -> str:
+    return render_to_string(
+        "traces/_simulation-progress.html", {"simulation": simulation, "total": total}
+    )
+
+
+async def _publish_simulation(simulation: Simulation, total: int) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        html = simulation_progress_html(simulation, total)
+        await layer.group_send(simulation.group_name, {"type": "progress", "html": html})
+
+
+# ── Judge ───────────────────────────────────────────────────────────────────────
+
+
+def awb_row_for(turn: SimulatedTurn) -> dict[str, Any]:
+    """The AgentWorldBench row a simulated turn answers (for the judge's context)."""
+    trace_turns = list(turn.simulation.trace.turns.all())
+    initial = turn.simulation.trace.metadata.get("initial_state") or None
+    prompts = [
+        t.prompt_text
+        or render_awb_turn(t.index, t.action, current_state=initial if t.index == 1 else None)
+        for t in trace_turns
+    ]
+    return {
+        "task": turn.simulation.trace.task or turn.simulation.trace.domain,
+        "id": turn.simulation.trace.external_id,
+        "prompt": prompts[: turn.index],
+        "response": [render_awb_observation(t.observation) for t in trace_turns[: turn.index]],
+        "current_prompt": prompts[turn.index - 1],
+        "turn_idx": turn.index,
+    }
+
+
+def judge_score_save(
+    *, turn: SimulatedTurn, fields: dict[str, Any], endpoint_label: str
+) -> JudgeScore:
+    """Store eval.py-style judge fields for a simulated turn."""
+    failed = bool(fields.get("failed", 1.0))
+    mean_score = float(fields.get("total_score", 0) or 0)
+    return JudgeScore.objects.create(
+        simulated_turn=turn,
+        **{d: int(fields.get(d, 0) or 0) for d in DIMENSIONS},
+        mean_score=mean_score,
+        total_score=normalize(mean_score) if mean_score else 0.0,
+        failed=failed,
+        strengths=list(fields.get("strengths", [])),
+        weaknesses=list(fields.get("weaknesses", [])),
+        extracted_output=str(fields.get("extracted_output", "")),
+        judge_raw_output=str(fields.get("judge_raw_output", "")),
+        judge_endpoint=endpoint_label,
+    )
+
+
+def judge_simulation(
+    *, simulation_id: int, endpoint_id: int | None = None, turing: bool = False
+) -> int:
+    """Judge every simulated turn (rubric scores, or blind A/B guesses); returns how many."""
+    from simulator.judge import judged_fields
+
+    simulation = Simulation.objects.select_related("trace").get(pk=simulation_id)
+    endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first() if endpoint_id else None
+    spec = endpoint_spec(endpoint)
+    label = describe_spec(spec)
+    turns = list(simulation.turns.exclude(observation="").select_related("simulation__trace"))
+    rows = [(t, awb_row_for(t)) for t in turns]
+
+    async def run() -> list[Any]:
+        backend = create_backend(spec)
+        try:
+            results: list[Any] = []
+            for turn, row in rows:
+                if turing:
+                    rng = random.Random(turn.pk)
+                    real_first = rng.random() < 0.5
+                    a, b = (row["response"][-1], turn.observation)
+                    if not real_first:
+                        a, b = b, a
+                    raw = await complete(backend, turing_messages(row, a, b))
+                    results.append(("A" if real_first else "B", raw))
+                else:
+                    verdict = await judge_messages(
+                        backend, build_judge_messages(row, turn.observation)
+                    )
+                    results.append(judged_fields(verdict, turn.observation))
+            return results
+        finally:
+            await backend.aclose()
+
+    results = asyncio.run(run())
+    for (turn, _), result in zip(rows, results, strict=True):
+        if turing:
+            real_position, raw = result
+            TuringGuess.objects.create(
+                simulated_turn=turn,
+                real_position=real_position,
+                guess=parse_choice(raw) or "",
+                judge_raw_output=raw,
+                judge_endpoint=label,
+            )
+        else:
+            judge_score_save(turn=turn, fields=result, endpoint_label=label)
+    return len(rows)
+
+
+# ── Annotations ─────────────────────────────────────────────────────────────────
+
+
+def annotation_save(*, turn: SimulatedTurn, user: Any, data: dict[str, Any]) -> Annotation:
+    """Create or update the user's annotation of ``turn`` with the fields in ``data``."""
+    annotation, _ = Annotation.objects.get_or_create(simulated_turn=turn, user=user)
+    for name in DIMENSIONS:
+        if name in data:
+            value = data[name]
+            annotation.__dict__[name] = int(value) if value not in (None, "") else None
+    if "tags" in data:
+        tags = data["tags"]
+        if isinstance(tags, str):
+            tags = [t.strip() for t in tags.split(",")]
+        annotation.tags = [t for t in tags if t][:20]
+    for name in ("note", "corrected_observation"):
+        if name in data:
+            setattr(annotation, name, str(data[name]))
+    if "verdict" in data and data["verdict"] in ("", "accept", "reject"):
+        annotation.verdict = data["verdict"]
+    annotation.full_clean(exclude=["simulated_turn", "user"])
+    annotation.save()
+    return annotation
+
+
+# ── AgentWorldBench files in and out ────────────────────────────────────────────
+
+
+def _awb_simulated_turn(project: Project, row: dict[str, Any], label: str) -> SimulatedTurn:
+    """The stored simulated turn of an AWB row's ``gen`` (its trace created if missing)."""
+    from simulator.judge import extract_observation
+
+    fields, turns = _awb_trace_fields(AwbRow(row))
+    trace = (
+        Trace.objects.filter(
+            project=project,
+            source=TraceSource.AWB,
+            task=fields["task"],
+            external_id=fields["external_id"],
+        )
+        .order_by("id")
+        .first()
+    )
+    if trace is None or trace.turns.count() < int(row["turn_idx"]):
+        trace, _ = _trace_get_or_create(project, None, fields, turns)
+    simulation, _ = Simulation.objects.get_or_create(
+        project=project,
+        trace=trace,
+        origin="awb",
+        endpoint_label=label[:300],
+        defaults={
+            "mode": "teacher_forced",
+            "status": SimulationStatus.DONE,
+            "finished_at": timezone.now(),
+        },
+    )
+    index = int(row["turn_idx"])
+    gen = str(row.get("gen", ""))
+    turn, _ = SimulatedTurn.objects.update_or_create(
+        simulation=simulation,
+        index=index,
+        defaults={
+            "turn": trace.turns.get(index=index),
+            "observation": extract_observation(gen) if gen else "",
+            "raw_output": gen,
+            "error": "" if gen else "no generation",
+        },
+    )
+    done = simulation.turns.count()
+    Simulation.objects.filter(pk=simulation.pk).update(turns_done=done)
+    return turn
+
+
+def awb_store_predictions(*, project: Project, rows: list[dict[str, Any]], label: str) -> int:
+    """Store ``awb infer`` generations as simulated turns for review; returns how many."""
+    for row in rows:
+        _awb_simulated_turn(project, row, label)
+    return len(rows)
+
+
+def awb_store_judged(*, project: Project, rows: list[dict[str, Any]], label: str) -> int:
+    """Store ``awb judge`` results (and their generations) in the studio; returns how many."""
+    for row in rows:
+        turn = _awb_simulated_turn(project, row, f"awb infer ({row.get('task', '')})")
+        judge_score_save(turn=turn, fields=row, endpoint_label=label)
+    return len(rows)
+
+
+def _trace_awb_rows(trace: Trace) -> list[dict[str, Any]]:
+    from simulator.formats.awb import episode_to_awb_rows
+    from simulator.prompting import system_message
+
+    turns = list(trace.turns.all())
+    if trace.source == TraceSource.AWB and all(t.prompt_text for t in turns):
+        prompts = [t.prompt_text for t in turns]
+        responses = [render_awb_observation(t.observation) for t in turns]
+        identifier = json.loads(trace.external_id)
+        total = int(trace.metadata.get("total_turns", len(turns)))
+        return [
+            {
+                "task": trace.task,
+                "id": identifier,
+                "prompt": [*prompts[: t - 1], prompts[t - 1] + AWB_PROMPT_SUFFIX],
+                "response": responses[:t],
+                "current_prompt": prompts[t - 1],
+                "system_str": trace.system_prompt,
+                "turn_idx": t,
+                "total_turns": total,
+            }
+            for t in range(1, len(turns) + 1)
+        ]
+    from simulator.episode import Turn
+
+    world = trace_world(trace)
+    return episode_to_awb_rows(
+        [Turn(t.action, t.observation) for t in turns],
+        task=trace.domain,
+        trajectory_id=trace.external_id or trace.pk,
+        system_str=trace.system_prompt
+        or system_message(world, trace.metadata.get("task") or None)["content"],
+        initial_state=trace.metadata.get("initial_state") or None,
+    )
+
+
+def awb_export(*, project: Project, target: Path) -> int:
+    """Write the project's traces as AgentWorldBench JSONL (oldest first); returns the row count."""
+    from simulator.formats.awb import dump_row
+
+    count = 0
+    with open(target, "w", encoding="utf-8", newline="") as sink:
+        for trace in Trace.objects.filter(project=project).order_by("created_at", "id"):
+            for row in _trace_awb_rows(trace):
+                sink.write(dump_row(row) + "\n")
+                count += 1
+    return count
