@@ -203,3 +203,27 @@ def front_matter(card: str) -> dict[str, str]:
 
 def field_names(format: str) -> Sequence[str]:
     return [name for name, _ in FIELDS[format]]
+
+
+def read_card(path: Path) -> str:
+    """The layout's README.md ("" when there is none)."""
+    if path.is_dir():
+        card = path / CARD
+        return card.read_text(encoding="utf-8") if card.is_file() else ""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            if CARD in archive.namelist():
+                return archive.read(CARD).decode("utf-8")
+    return ""
+
+
+def dataset_name(path: Path) -> str:
+    """The ``pretty_name`` of a layout's card ("" when ``path`` is not a layout)."""
+    if not is_layout(path):
+        return ""
+    value = front_matter(read_card(path)).get("pretty_name", "")
+    try:
+        name = json.loads(value)
+    except ValueError:
+        return value
+    return name if isinstance(name, str) else ""

@@ -47,6 +47,7 @@ from studio.worlds.services import bundle_import, world_create
 
 User = AbstractBaseUser | AnonymousUser | None
 MAX_PROBLEMS = 200
+FALLBACK_DOMAIN = "mcp"
 
 
 class ImportRejected(Exception):
@@ -154,6 +155,10 @@ def guess_domain(system_prompt: str) -> str:
 
 
 def _placeholder_world(project: Project, domain: str, label: str, user: User) -> WorldRevision:
+    """A bare world for records that carry none (AgentWorldBench, SFT); a domain the studio
+    does not know gets an mcp world (the episode keeps its own domain name)."""
+    if domain not in domain_names():
+        domain = FALLBACK_DOMAIN
     spec = WorldSpec(domain=domain, title=f"Imported {label} ({domain})")
     return revision_for(project, spec, user)
 
@@ -458,7 +463,7 @@ def import_path(
         problems = _check_bundles(lines)
     if problems:
         raise ImportRejected(problems)
-    name = collection_name or path.name.split(".")[0] or "Imported"
+    name = collection_name or hf.dataset_name(path) or path.name.split(".")[0] or "Imported"
     with transaction.atomic():
         collection = Collection.objects.create(
             project=project,

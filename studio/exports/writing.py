@@ -231,7 +231,14 @@ def write_hf_layout(
 
             write_parquet(_jsonl_records(jsonl), folder / hf.DATA_PARQUET, writer.format)
             entries.append(_file_entry(folder / hf.DATA_PARQUET, hf.DATA_PARQUET))
-        counts = {k: v for k, v in asdict(writer.counts).items() if k != "records" and v}
+        # The card describes the data, not where it came from (episodes or traces), so that
+        # a re-export of an imported dataset has the same card.
+        c = writer.counts
+        counts = (
+            {"scenarios": c.scenarios}
+            if writer.format == "bundle"
+            else {"trajectories": c.episodes + c.traces, "steps": c.steps}
+        )
         card = hf.dataset_card(
             hf.CardInfo(
                 name=name,

@@ -1,0 +1,200 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from django.core.management import call_command
+
+from simulator.formats._jsonl import dumps
+from simulator.formats.awb import read_awb
+from simulator.formats.parquet import iter_parquet
+from studio.core.models import Project
+from studio.episodes.models import Episode
+from studio.exports.models import Collection, ExportLayout
+from studio.exports.services import (
+    collection_add_items,
+    collection_create,
+    export_to_path,
+    import_data,
+)
+from studio.worlds.models import Scenario
+from tests.integration.exports.conftest import HOSTILE, make_episode, make_trace
+
+pytestmark = pytest.mark.django_db
+
+FORMATS = ["awb", "sft", "trajectory"]
+
+
+def _source_collection(project):
+    episode = make_episode(project)
+    second = make_episode(project, domain="mcp", steps=2, with_scenario=False, title="Second")
+    trace = make_trace(project)
+    collection = collection_create(project=project, name="Hostile ✓")
+    items = [("episode", episode.pk), ("step", second.steps.get(index=1).pk)]
+    items += [("trace_turn", trace.turns.get(index=3).pk), ("scenario", episode.scenario_id)]
+    collection_add_items(collection=collection, items=items)
+    return collection
+
+
+def _round_trip(tmp_path, collection, format, **options):
+    suffix = ".zip" if options.get("layout") == ExportLayout.HF else ".jsonl"
+    first = tmp_path / f"first{suffix}"
+    export_to_path(collection=collection, format=format, out=first, **options)
+    target = Project.objects.create(name=f"Target {format}", slug=f"target-{format}")
+    # A dataset zip names its collection after the card's title: no name given here.
+    name = "" if options.get("layout") == ExportLayout.HF else "Back"
+    result = import_data(project=target, path=first, collection_name=name)
+    second = tmp_path / f"second{suffix}"
+    export_to_path(collection=result.collection, format=format, out=second, **options)
+    return first, second, result
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_it_exports_imports_and_exports_byte_identical_files(tmp_path, project, format):
+    collection = _source_collection(project)
+
+    first, second, result = _round_trip(tmp_path, collection, format)
+
+    assert first.read_bytes() == second.read_bytes()
+    assert result.episodes == 3  # the episode, the step's episode prefix, the trace
+    text = first.read_text(encoding="utf-8")
+    for hostile in HOSTILE[:3]:
+        assert dumps(hostile)[1:-1] in text
+    assert len(first.read_bytes()) > 100_000
+
+
+def test_it_round_trips_sft_with_reasoning(tmp_path, project):
+    collection = _source_collection(project)
+
+    first, second, _ = _round_trip(tmp_path, collection, "sft", include_reasoning=True)
+
+    assert first.read_bytes() == second.read_bytes()
+    record = json.loads(first.read_text(encoding="utf-8").splitlines()[0])
+    assert record["reasoning"][0].startswith("thinking about step 1")
+    assert [m["role"] for m in record["messages"][:3]] == ["system", "user", "assistant"]
+
+
+def test_it_round_trips_scenario_bundles(tmp_path, project):
+    collection = _source_collection(project)
+
+    first, second, result = _round_trip(tmp_path, collection, "bundle")
+
+    assert first.read_bytes() == second.read_bytes()
+    assert result.scenarios == 1
+    assert Scenario.objects.filter(project__slug="target-bundle", title="Flaky build ✓").exists()
+
+
+@pytest.mark.parametrize("format", ["awb", "trajectory"])
+def test_it_round_trips_hugging_face_zips_with_parquet(tmp_path, project, format):
+    collection = _source_collection(project)
+    options = {"layout": ExportLayout.HF, "parquet": True}
+
+    first, second, _ = _round_trip(tmp_path, collection, format, **options)
+
+    assert first.read_bytes() == second.read_bytes()
+    with zipfile.ZipFile(first) as archive:
+        assert sorted(archive.namelist()) == [
+            "README.md",
+            "data/train.jsonl",
+            "data/train.parquet",
+        ]
+        card = archive.read("README.md").decode()
+        lines = archive.read("data/train.jsonl").decode().splitlines()
+        archive.extract("data/train.parquet", tmp_path)
+    assert card.startswith("---\nlicense: other\n")
+    assert f"num_examples: {len(lines)}" in card
+    records = list(iter_parquet(tmp_path / "data/train.parquet", format))
+    assert [dumps(r) for r in records] == lines
+
+
+def test_it_writes_a_manifest_with_counts_hashes_and_filters(tmp_path, project):
+    import hashlib
+
+    collection = _source_collection(project)
+    collection.filters = [{"filter": {"kind": "episode", "domain": "terminal"}, "added": 1}]
+    collection.save()
+    out = tmp_path / "rows.jsonl"
+
+    data = export_to_path(collection=collection, format="awb", out=out)
+
+    saved = json.loads((tmp_path / "rows.jsonl.manifest.json").read_text())
+    assert saved == data
+    assert data["format"] == "awb"
+    assert data["counts"] == {
+        "records": 4 + 1 + 3,
+        "episodes": 2,
+        "traces": 1,
+        "steps": 4 + 1 + 3,
+        "scenarios": 0,
+        "skipped": 1,
+    }
+    assert data["files"] == [
+        {
+            "path": "rows.jsonl",
+            "bytes": out.stat().st_size,
+            "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+        }
+    ]
+    assert data["filter"][0]["filter"]["domain"] == "terminal"
+    assert data["studio_version"] and data["created_at"]
+
+
+def test_it_keeps_the_episode_fields_through_a_trajectory_round_trip(tmp_path, project):
+    collection = _source_collection(project)
+
+    _, _, result = _round_trip(tmp_path, collection, "trajectory")
+
+    source = Episode.objects.get(
+        project=project, title="Hostile ✓".replace("Hostile ✓", "Hostile episode ✓")
+    )
+    copy = Episode.objects.get(project=result.collection.project, title="Hostile episode ✓")
+    assert copy.created_at == source.created_at
+    assert copy.metadata == {"tags": ["hostile", "long"]}
+    assert copy.scenario is not None and copy.scenario.spec == source.scenario.spec
+    assert [s.reward for s in copy.steps.order_by("index")] == [0.0, 0.0, 0.0, 1.0]
+    assert copy.steps.get(index=4).observation == HOSTILE[3]
+
+
+def test_it_produces_awb_rows_an_eval_reader_accepts(tmp_path, project):
+    trace = make_trace(project, turns=3)
+    collection = collection_create(project=project, name="Simulated")
+    collection_add_items(collection=collection, items=[("trace_turn", trace.turns.last().pk)])
+    out = tmp_path / "awb.jsonl"
+
+    export_to_path(collection=collection, format="awb", out=out)
+
+    rows = read_awb(out)
+    assert [r.turn_idx for r in rows] == [1, 2, 3]
+    assert rows[0].data["id"] == "t-1" and rows[0].domain == "mcp"
+    check = subprocess.run(
+        [sys.executable, "-m", "simulator", "awb-check", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, check.stderr
+    assert "rows: 3 valid, 0 invalid" in check.stdout
+    from simulator.awb_eval import infer_messages
+
+    messages = infer_messages(rows[2].data)
+    assert messages[0]["content"] == trace.system_prompt
+    assert len(messages) == 1 + 2 * 2 + 1
+
+
+def test_it_round_trips_through_the_stable_command_line(tmp_path, project):
+    _source_collection(project)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+
+    call_command(
+        "export", project="source", collection="Hostile ✓", format="trajectory", out=str(first)
+    )
+    call_command("import_data", str(first), project="Brand new", collection="Copy")
+    call_command(
+        "export", project="Brand new", collection="Copy", format="trajectory", out=str(second)
+    )
+
+    assert first.read_bytes() == second.read_bytes()
+    assert Collection.objects.get(project__name="Brand new").name == "Copy"
