@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import queue
 import random
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -452,9 +452,9 @@ def simulation_run(*, simulation_id: int) -> Simulation:
         Simulation.objects.filter(pk=simulation.pk).update(turns_done=outcome.index)
         simulation.turns_done = outcome.index
 
-    async def on_turn(outcome: SimulatedTurnResult) -> None:
-        await sync_to_async(save)(outcome)
-        await _publish_simulation(simulation, len(turns))
+    # The model runs on its own event loop in a helper thread; turns come back through
+    # a queue and are saved here, so the database is only touched from this thread.
+    outcomes: queue.Queue[SimulatedTurnResult | BaseException | None] = queue.Queue()
 
     async def run() -> None:
         backend = create_backend(endpoint_spec(simulation.endpoint))
@@ -467,17 +467,33 @@ def simulation_run(*, simulation_id: int) -> Simulation:
                 perturbations=perturbations,
                 seed=seed,
                 system_prompt=trace.system_prompt if trace.source == TraceSource.AWB else None,
-                on_turn=on_turn,
+                on_turn=outcomes.put,
             )
         finally:
             await backend.aclose()
 
-    try:
-        asyncio.run(run())
-        simulation.status = SimulationStatus.DONE
-    except Exception as exc:  # recorded on the row, shown in the UI
-        simulation.status = SimulationStatus.FAILED
-        simulation.error = f"{type(exc).__name__}: {exc}"
+    def worker() -> None:
+        try:
+            asyncio.run(run())
+        except BaseException as exc:  # handed to the saving thread
+            outcomes.put(exc)
+        else:
+            outcomes.put(None)
+
+    thread = threading.Thread(target=worker, name=f"simulation-{simulation.pk}", daemon=True)
+    thread.start()
+    simulation.status = SimulationStatus.DONE
+    while (item := outcomes.get()) is not None:
+        if isinstance(item, BaseException):
+            simulation.status = SimulationStatus.FAILED
+            simulation.error = f"{type(item).__name__}: {item}"
+            break
+        save(item)
+        send_to_group(
+            simulation.group_name,
+            {"type": "progress", "html": simulation_progress_html(simulation, len(turns))},
+        )
+    thread.join()
     simulation.finished_at = timezone.now()
     simulation.save(update_fields=["status", "error", "finished_at"])
     send_to_group(
@@ -491,13 +507,6 @@ def simulation_progress_html(simulation: Simulation, total: int) -> str:
     return render_to_string(
         "traces/_simulation-progress.html", {"simulation": simulation, "total": total}
     )
-
-
-async def _publish_simulation(simulation: Simulation, total: int) -> None:
-    layer = get_channel_layer()
-    if layer is not None:
-        html = simulation_progress_html(simulation, total)
-        await layer.group_send(simulation.group_name, {"type": "progress", "html": html})
 
 
 # ── Judge ───────────────────────────────────────────────────────────────────────
@@ -676,7 +685,20 @@ def awb_store_predictions(*, project: Project, rows: list[dict[str, Any]], label
 def awb_store_judged(*, project: Project, rows: list[dict[str, Any]], label: str) -> int:
     """Store ``awb judge`` results (and their generations) in the studio; returns how many."""
     for row in rows:
-        turn = _awb_simulated_turn(project, row, f"awb infer ({row.get('task', '')})")
+        # The generation stored by `awb infer --project` if there is one, else a new record.
+        stored = (
+            SimulatedTurn.objects.filter(
+                simulation__project=project,
+                simulation__origin="awb",
+                simulation__trace__task=str(row.get("task", "")),
+                simulation__trace__external_id=json.dumps(row.get("id")),
+                index=int(row["turn_idx"]),
+                raw_output=str(row.get("gen", "")),
+            )
+            .order_by("-id")
+            .first()
+        )
+        turn = stored or _awb_simulated_turn(project, row, "awb judge input")
         judge_score_save(turn=turn, fields=row, endpoint_label=label)
     return len(rows)
 
