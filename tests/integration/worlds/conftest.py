@@ -26,7 +26,9 @@ class People:
 @pytest.fixture
 def people(db) -> People:
     model = get_user_model()
-    users = {name: model.objects.create_user(name) for name in ("owner", "editor", "viewer", "outsider")}
+    users = {
+        name: model.objects.create_user(name) for name in ("owner", "editor", "viewer", "outsider")
+    }
     project = Project.objects.create(name="Alpha", slug="alpha")
     other = Project.objects.create(name="Beta", slug="beta")
     for role in ("owner", "editor", "viewer"):
