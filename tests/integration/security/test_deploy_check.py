@@ -107,9 +107,10 @@ def _render_matcher() -> re.Pattern[str]:
         ("episodes:render-initial", [3]),
         ("worlds:preview", [5]),
         ("worlds:revision-preview", [5, 2]),
+        ("traces:render", [9, "sim"]),
     ],
 )
-def test_it_lets_the_render_host_answer_render_paths(name: str, args: list[int]) -> None:
+def test_it_lets_the_render_host_answer_render_paths(name: str, args: list[object]) -> None:
     assert _render_matcher().match(reverse(name, args=args))
 
 
