@@ -1,0 +1,122 @@
+"""A 20-episode rollout job on two Celery workers; one is SIGKILLed mid-job.
+
+Redelivery: tasks are late-acked, so the killed worker's task stays unacknowledged in
+Redis and is delivered again after the visibility timeout (10 s here, above the task
+time limits). The redelivered task finds its row's lease expired, declares the
+orphaned step failed and retries it (same row), and the job still ends with 20
+complete episodes and no duplicate steps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import require_service
+from tests.integration.stack import ROOT, Stack, free_port, production_stack, wait_until
+
+pytestmark = pytest.mark.slow
+
+ACTIONS = ["make", "make test", "echo BUILD OK"]
+EPISODES = 20
+
+CREATE = f"""
+import json
+from tests.integration.api.factories import make_project, make_scenario, make_user
+from studio.rollouts.services import rollout_job_create
+user = make_user("alice")
+project = make_project(user)
+scenario = make_scenario(project, max_steps=10)
+job = rollout_job_create(project=project, scenario=scenario, user=user, episodes={EPISODES},
+    max_steps=10, policy={{"kind": "scripted", "actions": {ACTIONS!r}}})
+print(json.dumps({{"job": job.pk}}))
+"""
+
+REPORT = """
+import json
+from django.db.models import Count
+from studio.episodes.models import Step
+from studio.rollouts.models import RolloutJob
+job = RolloutJob.objects.get(pk={job})
+rows = list(job.rows.values("index", "status", "outcome", "episode_id", "steps_done"))
+steps = Step.objects.filter(episode__rollout_row__job=job)
+per_episode = {{}}
+for step in steps.order_by("episode_id", "index"):
+    per_episode.setdefault(step.episode_id, []).append([step.index, step.action, step.status])
+print(json.dumps({{"status": job.status, "rows": rows, "steps": per_episode,
+    "attempts": sorted(steps.values_list("attempts", flat=True))}}))
+"""
+
+
+@pytest.fixture
+def model_server() -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simulator.serve", "--port", str(port), "--latency-ms", "250"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        try:
+            return httpx.get(f"{url}/health", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_until(up, 30, "the protocol test server")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _progress(client: httpx.Client, job: int) -> dict[str, int]:
+    html = client.get(f"/rollouts/{job}/", headers={"HX-Request": "true"}).text
+    return {k: int(v) for k, v in re.findall(r'id="count-(\w+)">(\d+)<', html)}
+
+
+def test_a_killed_worker_does_not_lose_or_duplicate_steps(model_server: str):
+    require_service("PostgreSQL", 5432)
+    require_service("Redis", 6379)
+    env = {
+        "STUDIO_MODEL_URL": model_server,
+        "STUDIO_MODEL_NAME": "world-studio-test",
+        "STUDIO_VISIBILITY_TIMEOUT": "10",
+        "STUDIO_TASK_SOFT_TIME_LIMIT": "6",
+        "STUDIO_TASK_TIME_LIMIT": "8",
+        "STUDIO_ROLLOUT_ENDPOINT_CONCURRENCY": "4",
+    }
+    with production_stack(workers=2, extra_env=env) as stack:
+        job = json.loads(stack.shell(CREATE).strip().splitlines()[-1])["job"]
+        client = stack.login("alice")
+        wait_until(lambda: _progress(client, job).get("done", 0) >= 2, 120, "two episodes done")
+        assert _progress(client, job)["done"] < EPISODES  # killed mid-job
+        stack.stop_worker("w1", signal.SIGKILL)
+
+        wait_until(lambda: _progress(client, job).get("done", 0) == EPISODES, 240, "all episodes")
+        report = _report(stack, job)
+
+    assert report["status"] == "done"
+    assert [r["status"] for r in report["rows"]] == ["done"] * EPISODES
+    assert {r["outcome"] for r in report["rows"]} == {"terminated"}
+    assert len(report["steps"]) == EPISODES
+    for steps in report["steps"].values():
+        assert steps == [[i + 1, action, "done"] for i, action in enumerate(ACTIONS)]
+
+
+def _report(stack: Stack, job: int) -> dict:
+    deadline = time.monotonic() + 30
+    while True:
+        report = json.loads(stack.shell(REPORT.format(job=job)).strip().splitlines()[-1])
+        if report["status"] == "done" or time.monotonic() > deadline:
+            return report
+        time.sleep(1)

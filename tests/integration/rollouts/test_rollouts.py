@@ -1,0 +1,123 @@
+"""Rollouts in this process (in-process tasks). pytest-django's in-memory SQLite refuses
+concurrent writers, so these use one episode at a time; many episodes in parallel are tested
+against a live embedded studio (test_embedded_live.py) and in production mode."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from studio.episodes.models import Episode
+from studio.rollouts.models import RolloutJob
+from studio.rollouts.services import rollout_job_cancel, rollout_job_create, rollout_job_resume
+from tests.integration.api.factories import make_project, make_scenario, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def wait_for(job: RolloutJob, status: str, timeout: float = 60) -> RolloutJob:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.status == status:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(
+        f"job is {job.status}, rows {list(job.rows.values_list('status', flat=True))}"
+    )
+
+
+@pytest.fixture
+def setup(db):
+    user = make_user("alice")
+    project = make_project(user)
+    return user, project, make_scenario(project, max_steps=30)
+
+
+def test_the_step_limit_truncates(setup, world_model):
+    user, project, scenario = setup
+
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=1, max_steps=2,
+        policy={"kind": "scripted", "actions": ["make", "make", "make"]},
+    )  # fmt: skip
+    wait_for(job, "done")
+
+    assert list(job.rows.values_list("outcome", "steps_done")) == [("truncated", 2)]
+    assert set(Episode.objects.filter(rollout_row__job=job).values_list("status", flat=True)) == {
+        "closed"
+    }
+
+
+def test_cancel_stops_the_job_and_its_tasks(setup, world_model, monkeypatch):
+    from studio.rollouts import services
+    from studio.rollouts.runner import rollout_advance
+
+    dispatched: list[int] = []
+    monkeypatch.setattr(services, "_dispatch_rows", lambda job, indexes: dispatched.extend(indexes))
+    user, project, scenario = setup
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=3, max_steps=30,
+        policy={"kind": "scripted", "actions": ["make"] * 30},
+    )  # fmt: skip
+    assert rollout_job_resume(job=job) == 3  # nothing finished yet: every row again
+
+    rollout_job_cancel(job=job)
+    rollout_advance(job.pk, 0)  # a task still queued when the job was cancelled
+
+    job.refresh_from_db()
+    assert dispatched == [0, 1, 2, 0, 1, 2]
+    assert job.status == "cancelled"
+    assert set(job.rows.values_list("status", flat=True)) == {"cancelled"}
+    assert job.rows.get(index=0).episode is None  # the late task started nothing
+    assert rollout_job_resume(job=job) == 0
+
+
+def test_a_rerun_task_continues_the_same_episode(setup, world_model):
+    from studio.rollouts.runner import rollout_advance
+
+    user, project, scenario = setup
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=1, max_steps=5,
+        policy={"kind": "scripted", "actions": ["make", "make test", "echo BUILD OK"]},
+    )  # fmt: skip
+    wait_for(job, "done")
+
+    rollout_advance(job.pk, 0)  # a late duplicate delivery
+
+    row = job.rows.get()
+    assert row.episode is not None and row.episode.steps.count() == 3
+
+
+def test_the_progress_page_and_its_socket_fragment(client, setup, world_model):
+    user, project, scenario = setup
+    client.force_login(user)
+
+    created = client.post(
+        "/rollouts/",
+        {"scenario": scenario.pk, "episodes": 1, "max_steps": 3, "base_seed": 0,
+         "policy": "scripted", "actions": "make\necho BUILD OK"},
+    )  # fmt: skip
+    job = RolloutJob.objects.get()
+    wait_for(job, "done")
+    page = client.get(f"/rollouts/{job.pk}/").content.decode()
+    fragment = client.get(f"/rollouts/{job.pk}/", HTTP_HX_REQUEST="true").content.decode()
+
+    assert created.status_code == 302
+    assert 'ws-connect="/ws/rollouts/' in page
+    assert '<span id="count-done">1</span>' in fragment and "<html" not in fragment
+    assert client.get("/rollouts/").status_code == 200
+
+
+def test_another_projects_job_is_not_found(client, setup, world_model):
+    user, project, scenario = setup
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=1, max_steps=1,
+        policy={"kind": "scripted", "actions": ["make"]},
+    )  # fmt: skip
+    client.force_login(make_user("mallory"))
+
+    assert client.get(f"/rollouts/{job.pk}/").status_code == 404
+    assert client.post(f"/rollouts/{job.pk}/cancel").status_code == 404
+    wait_for(job, "done")
