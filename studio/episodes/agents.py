@@ -74,7 +74,7 @@ def parse_agent_answer(episode: Episode, text: str) -> str:
     """The first part of ``text`` the domain accepts as an action."""
     world = episode.world_revision.to_world()
     domain = domain_for(world)
-    candidates = [m.strip() for m in _FENCE.findall(text)]
+    candidates: list[str] = [str(m).strip() for m in _FENCE.findall(text)]
     stripped = text.strip()
     candidates += [stripped, *(line.strip() for line in stripped.splitlines())]
     for candidate in candidates:
@@ -117,4 +117,5 @@ def llm_action(episode: Episode, agent: dict[str, Any]) -> str:
             await backend.aclose()
         return "".join(parts)
 
-    return parse_agent_answer(episode, asyncio.run(ask()))
+    answer: str = asyncio.run(ask())
+    return parse_agent_answer(episode, answer)

@@ -116,7 +116,10 @@ def compose_action(world: World, fields: Mapping[str, Any]) -> str:
     if free:
         return free
     domain = world.domain
-    get = lambda name: str(fields.get(name, "") or "").strip()  # noqa: E731
+
+    def get(name: str) -> str:
+        return str(fields.get(name, "") or "").strip()
+
     if domain == "mcp":
         tool = next((t for t in mcp_tools(world) if t["name"] == get("tool")), None)
         if tool is None:

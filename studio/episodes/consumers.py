@@ -98,7 +98,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 action = compose_action(world, content)
                 services.step_submit(episode=episode, action=action, user=self.scope["user"])
                 return _problem("", ok=True)
-            step = Step.objects.filter(episode=episode, pk=_int(content.get("step"))).first()
+            step = Step.objects.filter(episode=episode, pk=_int(content.get("step")) or 0).first()
             if step is None:
                 step = episode.steps.order_by("-index").first()
             if step is None:
@@ -147,7 +147,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         else:
             self.seen[step.pk] = max(seq, step.partial_seq, 10**9 if seq else 0)
         context = {"s": step_context(step, self.can_edit), "episode": step.episode}
-        html = render_to_string("episodes/_step.html", context)
+        html = str(render_to_string("episodes/_step.html", context))
         if step.pk in self.shown:
             html = html.replace("<li ", '<li hx-swap-oob="true" ', 1)
         else:

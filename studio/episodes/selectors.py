@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, QuerySet
 
 from simulator.episode import EpisodeState, Turn
@@ -18,7 +17,7 @@ from studio.episodes.services import active_perturbations
 
 
 def episodes_for_user(
-    user: AbstractBaseUser | AnonymousUser,
+    user: Any,
     *,
     project: Project | None = None,
     domain: str = "",

@@ -376,7 +376,7 @@ async def step_wait(step_id: int, timeout: float) -> Step:
     if step.status in FINISHED:
         return step
     layer = get_channel_layer()
-    channel = await layer.new_channel() if layer is not None else None
+    channel: str = await layer.new_channel() if layer is not None else ""
     group = step.episode.group_name
     if layer is not None:
         await layer.group_add(group, channel)

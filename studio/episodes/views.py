@@ -173,11 +173,11 @@ def _create_from_post(request: HttpRequest, project: Any) -> Episode:
     scenario = world_revision = endpoint = None
     source = data.get("start", "")
     if source.startswith("scenario:"):
-        scenario = Scenario.objects.filter(project=project, pk=_int(source[9:])).first()
+        scenario = Scenario.objects.filter(project=project, pk=_int(source[9:]) or 0).first()
         if scenario is None:
             raise ValueError("no such scenario")
     elif source.startswith("world:"):
-        world = World.objects.filter(project=project, pk=_int(source[6:])).first()
+        world = World.objects.filter(project=project, pk=_int(source[6:]) or 0).first()
         if world is None or world.head is None:
             raise ValueError("no such world")
         world_revision = world.head
@@ -186,7 +186,7 @@ def _create_from_post(request: HttpRequest, project: Any) -> Episode:
     if data.get("endpoint"):
         endpoint = (
             ModelEndpoint.objects.filter(Q(project=project) | Q(project=None))
-            .filter(pk=_int(data["endpoint"]))
+            .filter(pk=_int(data["endpoint"]) or 0)
             .first()
         )
     agent = _agent_from_post(data) if data.get("agent_kind") else None

@@ -98,7 +98,7 @@ def test_an_action_streams_then_renders_in_a_sandboxed_iframe(
     expect(page.frame_locator("#step-1 iframe.observation").locator("h1")).to_have_text("Acme Shop")
     expect(page.locator("#step-1 .telemetry")).to_contain_text("tokens")
     # Model text outside the iframe is text: the script shows as characters.
-    assert "<script>document.title" in page.locator("#step-1-observation").text_content()
+    assert "<script>document.title" in (page.locator("#step-1-observation").text_content() or "")
     # The observation's script ran nowhere: not in the studio's page, not at the top.
     page.wait_for_timeout(500)
     assert page.title() == title and page.url == url  # no form navigation, no top.location

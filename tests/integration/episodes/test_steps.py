@@ -163,3 +163,23 @@ def test_step_wait_returns_the_finished_step(model_server):
     finished = asyncio.run(services.step_wait(step.pk, timeout=30))
 
     assert finished.status == "done" and finished.observation
+
+
+@pytest.mark.slow
+def test_the_same_episode_runs_on_the_embedded_model():
+    """SmolLM2 through the local backend (the embedded default: no endpoint, no URL)."""
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user)
+    episode.sampling = {"max_tokens": 12, "temperature": 0.0}
+    episode.save()
+
+    steps = []
+    for action in ("ls", "pwd"):
+        step = services.step_submit(episode=episode, action=action)
+        steps.append(helpers.wait_for_step(step.pk, timeout=240))
+
+    assert all(s.status == "done" or s.error_kind == "MalformedOutput" for s in steps), [
+        (s.status, s.error) for s in steps
+    ]
+    done = [s for s in steps if s.status == "done"]
+    assert done and all(s.telemetry["completion_tokens"] > 0 for s in done)

@@ -132,7 +132,9 @@ def test_a_five_step_episode_streams_through_the_worker_and_survives_a_reconnect
     state = str(result["reconnect_state"])
     # After the reconnect: only text the state did not already hold, in order, once each.
     step3 = per_step[3]
-    held = int(re.search(r'id="step-3"[^>]*data-partial-seq="(\d+)"', state).group(1))
+    match = re.search(r'id="step-3"[^>]*data-partial-seq="(\d+)"', state)
+    assert match is not None
+    held = int(match.group(1))
     seqs3 = [int(s) for m in step3 for s in re.findall(r'data-seq="(\d+)"', m)]
     assert seqs3 == sorted(seqs3) and len(seqs3) == len(set(seqs3))
     assert all(seq > held for seq in seqs3)
