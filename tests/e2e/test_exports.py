@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.e2e
+
+IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+@pytest.fixture(scope="module")
+def episodes(studio):
+    studio.shell(
+        "from tests.integration.exports.conftest import make_episode; "
+        "from studio.core.models import Project; "
+        "p = Project.objects.get(slug='e2e'); "
+        "make_episode(p, domain='terminal', steps=4, title='Flaky CI build'); "
+        "make_episode(p, domain='terminal', steps=2, title='Disk full'); "
+        "make_episode(p, domain='mcp', steps=2, with_scenario=False, title='Calendar tools')"
+    )
+
+
+def test_it_collects_a_filtered_list_and_downloads_an_export(signed_in_page: Page, episodes):
+    page = signed_in_page
+    page.goto("/collections/browse/?project=e2e")
+    page.select_option("select[name=domain]", "terminal")
+    expect(page.locator("#match-count")).to_have_text("2 matching episodes")
+    page.screenshot(path=str(IMG / "collections-browse.png"), full_page=True)
+
+    page.fill("input[name=new_name]", "Terminal failures")
+    page.click("#add-all")
+
+    expect(page.locator("h1")).to_have_text("Terminal failures")
+    expect(page.locator("#item-counts")).to_contain_text("2 episodes")
+    expect(page.locator("#collection-filters")).to_contain_text("domain=terminal")
+    page.screenshot(path=str(IMG / "collections-detail.png"), full_page=True)
+
+    page.select_option("select[name=format]", "awb")
+    with page.expect_download() as info:
+        page.click("#export-button")
+    download = info.value
+    rows = [json.loads(line) for line in Path(download.path()).read_text().splitlines()]
+
+    assert download.suggested_filename == "Terminal-failures-awb.jsonl"
+    assert [r["turn_idx"] for r in rows] == [1, 2, 3, 4, 1, 2]  # oldest episode first
+    assert {r["task"] for r in rows} == {"agentworld/terminal"}
+    assert len(rows[3]["response"][-1]) > 100_000  # the long observation, streamed whole
+
+
+def test_a_dataset_export_shows_live_progress_and_a_download_link(signed_in_page: Page, episodes):
+    page = signed_in_page
+    page.goto("/collections/browse/?project=e2e")
+    page.fill("input[name=new_name]", "Everything")
+    page.click("#add-all")
+    expect(page.locator("#item-counts")).to_contain_text("3 episodes")
+
+    page.select_option("select[name=format]", "trajectory")
+    page.select_option("select[name=layout]", "hf")
+    page.check("input[name=parquet]")
+    page.click("#export-button")
+
+    expect(page.locator("#export-progress")).to_contain_text("Done")
+    expect(page.locator("#export-download")).to_be_visible()
+    page.screenshot(path=str(IMG / "collections-export.png"), full_page=True)
+    with page.expect_download() as info:
+        page.click("#export-download")
+    assert info.value.suggested_filename == "Everything-trajectory.zip"
