@@ -147,13 +147,12 @@ def test_it_keeps_the_episode_fields_through_a_trajectory_round_trip(tmp_path, p
 
     _, _, result = _round_trip(tmp_path, collection, "trajectory")
 
-    source = Episode.objects.get(
-        project=project, title="Hostile ✓".replace("Hostile ✓", "Hostile episode ✓")
-    )
+    source = Episode.objects.get(project=project, title="Hostile episode ✓")
     copy = Episode.objects.get(project=result.collection.project, title="Hostile episode ✓")
     assert copy.created_at == source.created_at
     assert copy.metadata == {"tags": ["hostile", "long"]}
-    assert copy.scenario is not None and copy.scenario.spec == source.scenario.spec
+    assert copy.scenario is not None and source.scenario is not None
+    assert copy.scenario.spec == source.scenario.spec
     assert [s.reward for s in copy.steps.order_by("index")] == [0.0, 0.0, 0.0, 1.0]
     assert copy.steps.get(index=4).observation == HOSTILE[3]
 

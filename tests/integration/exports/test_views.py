@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from channels.testing import WebsocketCommunicator
@@ -114,7 +115,7 @@ async def test_it_streams_with_an_async_iterator_under_asgi(project, user):
     client = AsyncClient()
     await client.aforce_login(user)
 
-    response = await client.post(f"/collections/{collection.pk}/export/", {"format": "sft"})
+    response: Any = await client.post(f"/collections/{collection.pk}/export/", {"format": "sft"})
 
     assert response.is_async
     body = b"".join([chunk async for chunk in response.streaming_content])
