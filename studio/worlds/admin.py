@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from studio.worlds.models import Scenario, World, WorldRevision
 
@@ -28,6 +29,9 @@ class WorldRevisionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     search_fields = ["world__title", "content_hash"]
     # Revisions are immutable: the admin shows them but never edits them.
     readonly_fields = ["world", "number", "spec", "content_hash", "note", "created_by"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(Scenario)

@@ -41,7 +41,7 @@ def _text(data: Mapping[str, str], key: str) -> str:
     return str(data.get(key, "")).replace("\r\n", "\n")
 
 
-def _number(parsed: Parsed, key: str, text: str, kind: type[int] | type[float]) -> Any:
+def number(parsed: Parsed, key: str, text: str, kind: type[int] | type[float]) -> Any:
     try:
         return kind(text.strip())
     except ValueError:
@@ -67,9 +67,9 @@ def _param_value(parsed: Parsed, param: Param, text: str) -> Any:
     if param.type == "str":
         return text
     if param.type == "int":
-        return _number(parsed, key, text, int)
+        return number(parsed, key, text, int)
     if param.type == "float":
-        return _number(parsed, key, text, float)
+        return number(parsed, key, text, float)
     if param.type == "bool":
         return bool(text)
     if param.type == "list[str]":
@@ -100,13 +100,11 @@ def perturbation_from_post(kind: str, data: Mapping[str, str]) -> Parsed:
         if name in ("action_pattern", "tool"):
             trigger[name] = text or None
         elif name == "last_step":
-            trigger[name] = _number(parsed, key, text, int) if text else None
+            trigger[name] = number(parsed, key, text, int) if text else None
         elif name == "probability":
-            trigger[name] = _number(parsed, key, text or "1", float)
+            trigger[name] = number(parsed, key, text or "1", float)
         else:
-            trigger[name] = _number(
-                parsed, key, text or ("1" if name == "first_step" else "0"), int
-            )
+            trigger[name] = number(parsed, key, text or ("1" if name == "first_step" else "0"), int)
     parsed.data["trigger"] = trigger
     if parsed.ok:
         for problem in perturbation_problems(parsed.data):
@@ -189,7 +187,7 @@ def criterion_from_row(row: Mapping[str, str]) -> Parsed:
         value = json.loads(value_text) if value_text else None
     except ValueError:
         value = value_text  # plain text compares as a string
-    reward = _number(parsed, "reward", row.get("reward", "1") or "1", float)
+    reward = number(parsed, "reward", row.get("reward", "1") or "1", float)
     parsed.data = {
         "kind": kind,
         "pattern": row.get("pattern", ""),
@@ -250,7 +248,7 @@ def sampling_from_post(data: Mapping[str, str]) -> Parsed:
         if name == "seed" and not text:
             values[name] = None
             continue
-        values[name] = _number(parsed, f"sampling-{name}", text, kind)
+        values[name] = number(parsed, f"sampling-{name}", text, kind)
     if parsed.ok:
         if not 0 <= values["temperature"] <= 2:
             parsed.add("sampling-temperature", "must be between 0 and 2")

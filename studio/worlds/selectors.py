@@ -122,6 +122,14 @@ def scenario_prompt_preview(*, scenario: Scenario) -> PromptPreview:
         action, placeholder = spec.policy.actions[0], False
     else:
         action, placeholder = PLACEHOLDER_ACTIONS.get(world.domain, "noop"), True
+        tools = world.extras.get("tools")
+        if (
+            world.domain == "mcp"
+            and isinstance(tools, list)
+            and tools
+            and isinstance(tools[0], dict)
+        ):
+            action = json.dumps({"name": tools[0].get("name", "<tool>"), "arguments": {}})
     perturbations: tuple[Perturbation, ...] = spec.perturbations
     ctx = StepContext(step=1, action=action, domain=world.domain, seed=spec.seed)
     indexes = firing_indexes(perturbations, ctx)

@@ -351,7 +351,7 @@ def scenario_save(request: HttpRequest, pk: int) -> HttpResponseBase:
             "task": request.POST.get("task", ""),
         }
         for name in ("max_steps", "seed"):
-            value = forms._number(parsed, name, request.POST.get(name, "") or "0", int)
+            value = forms.number(parsed, name, request.POST.get(name, "") or "0", int)
             changes[name] = value
         errors.update(parsed.errors)
         try:

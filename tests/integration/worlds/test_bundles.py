@@ -114,3 +114,21 @@ def test_load_examples_covers_every_domain_and_is_idempotent(people):
 def test_bootstrap_loads_the_examples_into_the_sandbox(db):
     call_command("bootstrap")
     assert Scenario.objects.filter(project__slug="sandbox").count() >= 7
+
+
+def test_every_example_renders_its_editors_preview_and_prompt(people, client):
+    call_command("load_examples", project="alpha", verbosity=0)
+    client.force_login(people.users["viewer"])
+    for scenario in Scenario.objects.select_related("world"):
+        world = scenario.world
+        assert client.get(f"/worlds/{world.pk}/").status_code == 200
+        preview = client.get(f"/worlds/{world.pk}/revisions/1/preview")
+        assert preview.status_code == 200 and preview["Content-Security-Policy"].startswith(
+            "sandbox"
+        )
+        assert client.get(f"/worlds/scenarios/{scenario.pk}/").status_code == 200
+        prompt = client.get(
+            f"/worlds/scenarios/{scenario.pk}/prompt", HTTP_HX_REQUEST="true"
+        ).content.decode()
+        assert "tokens" in prompt and world.title.split()[0] in prompt, world.domain
+        assert "pill warn\">placeholder" not in prompt  # every example scripts its first action

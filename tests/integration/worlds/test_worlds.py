@@ -164,3 +164,12 @@ def test_viewers_see_a_read_only_editor(people, world, client):
     client.force_login(people.users["viewer"])
     page = client.get(f"/worlds/{world.pk}/").content.decode()
     assert "<fieldset disabled" in page and "Save revision" not in page
+
+
+def test_the_admin_lists_every_worlds_model(scenario, admin_client):
+    for model in ("world", "worldrevision", "scenario"):
+        page = admin_client.get(f"/admin/worlds/{model}/")
+        assert page.status_code == 200
+        assert "Marrowby Books" in page.content.decode() or "Find a book" in page.content.decode()
+    revision = scenario.world_revision
+    assert admin_client.get(f"/admin/worlds/worldrevision/{revision.pk}/change/").status_code == 200
