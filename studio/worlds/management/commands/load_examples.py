@@ -40,4 +40,5 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"{'created' if new else 'exists '} {scenario.title} ({path.name})"
                 )
-        self.stdout.write(f"Examples: {created} scenario(s) created in {project.slug}.")
+        if options["verbosity"] > 0:
+            self.stdout.write(f"Examples: {created} scenario(s) created in {project.slug}.")
