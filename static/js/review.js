@@ -19,17 +19,49 @@
     rows.forEach(function (row, i) { row.classList.toggle("focused", i === focusedDim); });
   }
 
-  function submit() {
-    var form = document.getElementById("annotation-form");
-    if (form) form.requestSubmit();
+  // Changes typed while a save is in flight wait here and go with the next save, so
+  // fast typing loses nothing when the form is swapped for the server's copy.
+  var pending = {};
+  var inFlight = false;
+
+  function apply(form) {
+    Object.keys(pending).forEach(function (name) {
+      if (name === "verdict") { form.verdict.value = pending[name]; return; }
+      var input = form.querySelector('input[name="' + name + '"][value="' + pending[name] + '"]');
+      if (input) input.checked = true;
+    });
   }
+
+  function flush() {
+    var form = document.getElementById("annotation-form");
+    if (!form || inFlight || !Object.keys(pending).length) return;
+    apply(form);
+    pending = {};
+    inFlight = true;
+    // A form swapped in a moment ago may not be wired to htmx yet; process() is idempotent.
+    if (window.htmx) window.htmx.process(form);
+    form.requestSubmit();
+  }
+
+  function change(name, value) {
+    pending[name] = value;
+    var form = document.getElementById("annotation-form");
+    if (form) apply(form);
+    flush();
+  }
+
+  // A successful save swaps the form out, so its own afterRequest event never reaches
+  // the document: the swap (afterSettle below) ends the save; a failed one ends here.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (event.target && event.target.id === "annotation-form" && !event.detail.successful) { inFlight = false; }
+  });
 
   function go(delta) {
     var review = document.getElementById("turn-review");
     if (!review || !review.dataset.turn) return;
     var next = parseInt(review.dataset.turn, 10) + delta;
     var link = document.querySelector('[data-turn-link="' + next + '"]');
-    if (link) { focusedDim = 0; link.click(); }
+    if (link) { focusedDim = 0; pending = {}; link.click(); }
   }
 
   function markCurrent() {
@@ -48,16 +80,11 @@
     else if (key >= "1" && key <= "5") {
       var row = dims()[focusedDim];
       if (!row) return;
-      var input = row.querySelector('input[value="' + key + '"]');
-      if (!input) return;
-      input.checked = true;
       focusedDim = Math.min(focusedDim + 1, dims().length - 1);
-      submit();
+      change(row.dataset.dim, key);
     } else if (key === "a" || key === "r") {
-      var form = document.getElementById("annotation-form");
-      if (!form) return;
-      form.verdict.value = key === "a" ? "accept" : "reject";
-      submit();
+      if (!document.getElementById("annotation-form")) return;
+      change("verdict", key === "a" ? "accept" : "reject");
     } else { return; }
     event.preventDefault();
   });
@@ -67,6 +94,6 @@
     if (row) { focusedDim = dims().indexOf(row); showFocus(); }
   });
 
-  document.addEventListener("htmx:afterSettle", function () { showFocus(); markCurrent(); });
+  document.addEventListener("htmx:afterSettle", function () { inFlight = false; showFocus(); markCurrent(); flush(); });
   document.addEventListener("DOMContentLoaded", showFocus);
 })();
