@@ -41,7 +41,7 @@ class RolloutProgressConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def rollout_progress(self, event: dict[str, Any]) -> None:
         await self.send(text_data=await self._render())
 
-    @database_sync_to_async  # type: ignore[untyped-decorator]
+    @database_sync_to_async  # type: ignore[untyped-decorator, unused-ignore]
     def _allowed(self, user: Any, job_id: int) -> bool:
         try:
             get_for_member(user, RolloutJob.objects.all(), pk=job_id)
@@ -49,7 +49,7 @@ class RolloutProgressConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             return False
         return True
 
-    @database_sync_to_async  # type: ignore[untyped-decorator]
+    @database_sync_to_async  # type: ignore[untyped-decorator, unused-ignore]
     def _render(self) -> str:
         job = RolloutJob.objects.select_related("scenario").get(pk=self.job_id)
         context = {"job": job, "progress": job_progress(job), "rows": rollout_rows(job)}

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -126,10 +127,12 @@ def test_a_killed_worker_does_not_lose_or_duplicate_steps(model_server: str):
         assert steps == [[i + 1, action, "done"] for i, action in enumerate(ACTIONS)]
 
 
-def _report(stack: Stack, job: int) -> dict:
+def _report(stack: Stack, job: int) -> dict[str, Any]:
     deadline = time.monotonic() + 30
     while True:
-        report = json.loads(stack.shell(REPORT.format(job=job)).strip().splitlines()[-1])
+        report: dict[str, Any] = json.loads(
+            stack.shell(REPORT.format(job=job)).strip().splitlines()[-1]
+        )
         if report["status"] == "done" or time.monotonic() > deadline:
             return report
         time.sleep(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -12,7 +13,7 @@ from simulator.client import AsyncStudioClient, StudioAPIError, StudioEnv
 
 class FakeStudio:
     def __init__(self) -> None:
-        self.requests: list[tuple[str, str, dict]] = []
+        self.requests: list[tuple[str, str, dict[str, Any]]] = []
         self.limited = 0
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
