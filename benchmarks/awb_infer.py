@@ -27,8 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulator.awb_eval import infer_row, run_rows  # noqa: E402
-from simulator.backends import create_backend  # noqa: E402
+from simulator.awb_eval import ChatClient, infer_row, run_rows  # noqa: E402
 
 
 def rows(n: int) -> list[dict[str, object]]:
@@ -44,7 +43,7 @@ def free_port() -> int:
 
 
 async def timed(data: list[dict[str, object]], url: str, concurrency: int) -> float:
-    backend = create_backend({"kind": "openai", "base_url": url, "model": "bench"})
+    backend = ChatClient(url, "bench")
     with tempfile.TemporaryDirectory() as folder:
         started = time.monotonic()
         summary = await run_rows(
@@ -62,6 +61,21 @@ async def timed(data: list[dict[str, object]], url: str, concurrency: int) -> fl
             f"{empty} of {len(data)} rows got no generation at concurrency {concurrency}"
         )
     return elapsed
+
+
+async def server_check(url: str, concurrency: int) -> None:
+    """Does the server overlap ``concurrency`` simultaneous requests? (wall time of a burst)."""
+    body = {"model": "bench", "messages": [{"role": "user", "content": "ls"}], "max_tokens": 16}
+    async with httpx.AsyncClient(base_url=url) as client:
+        await client.post("/v1/chat/completions", json=body)
+        for n in (1, concurrency):
+            started = time.monotonic()
+            await asyncio.gather(
+                *(client.post("/v1/chat/completions", json=body) for _ in range(n))
+            )
+            print(
+                f"server: {n} simultaneous request(s) answered in {time.monotonic() - started:.3f} s"
+            )
 
 
 def main() -> int:
@@ -96,15 +110,19 @@ def main() -> int:
                 if time.monotonic() > deadline:
                     raise SystemExit("the test server did not start") from None
                 time.sleep(0.1)
+        asyncio.run(server_check(url, args.concurrency))
         data = rows(n)
         serial = asyncio.run(timed(data, url, 1))
+        cpu_started = time.process_time()
         parallel = asyncio.run(timed(data, url, args.concurrency))
+        cpu = time.process_time() - cpu_started
     finally:
         server.terminate()
         server.wait(timeout=10)
     print(f"rows: {n}, server latency: {args.latency_ms:.0f} ms")
     print(f"concurrency 1:  {serial:.2f} s ({n / serial:.1f} rows/s)")
     print(f"concurrency {args.concurrency}: {parallel:.2f} s ({n / parallel:.1f} rows/s)")
+    print(f"client CPU per row (concurrency {args.concurrency}): {1000 * cpu / n:.1f} ms")
     print(f"speed-up: {serial / parallel:.1f}x")
     return 0
 

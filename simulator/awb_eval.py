@@ -74,13 +74,53 @@ def infer_messages(row: Mapping[str, Any]) -> list[Message]:
     return messages
 
 
+class ChatClient:
+    """Plain (non-streaming) ``/v1/chat/completions`` calls, as ``eval.py`` makes them.
+
+    One JSON answer per row costs far less CPU than a token stream, which is what
+    bounds ``awb infer`` at high concurrency. Only ``max_tokens`` and
+    ``temperature`` are sent, as in ``eval.py``.
+    """
+
+    def __init__(
+        self, base_url: str, model: str, api_key: str | None = None, *, timeout: float = 600.0
+    ) -> None:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.model = model
+        self._client = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=10.0),
+            limits=httpx.Limits(max_connections=256, max_keepalive_connections=256),
+        )
+
+    async def complete(self, messages: Sequence[Message], sampling: Sampling) -> str:
+        body = {
+            "model": self.model,
+            "messages": list(messages),
+            "max_tokens": sampling.max_tokens,
+            "temperature": sampling.temperature,
+        }
+        response = await self._client.post("/v1/chat/completions", json=body)
+        response.raise_for_status()
+        return str(response.json()["choices"][0]["message"].get("content") or "")
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
 async def infer_row(
-    backend: Backend, row: Mapping[str, Any], sampling: Sampling = DEFAULT_SAMPLING
+    backend: Backend | ChatClient, row: Mapping[str, Any], sampling: Sampling = DEFAULT_SAMPLING
 ) -> dict[str, Any]:
     """``row`` plus ``gen``: the world model's content text, or ``""`` if the call failed."""
     out = dict(row)
     try:
-        out["gen"] = await complete(backend, infer_messages(row), sampling)
+        if isinstance(backend, ChatClient):
+            out["gen"] = await backend.complete(infer_messages(row), sampling)
+        else:
+            out["gen"] = await complete(backend, infer_messages(row), sampling)
     except Exception:  # eval.py keeps going with an empty generation
         out["gen"] = ""
     return out

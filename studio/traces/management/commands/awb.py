@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulator.awb_eval import (
     DEFAULT_SAMPLING,
+    ChatClient,
     aggregate,
     format_report,
     infer_row,
@@ -117,7 +118,12 @@ class Command(BaseCommand):
         sampling = self._sampling(options)
 
         async def run() -> Any:
-            backend = create_backend(spec)
+            # An OpenAI-compatible endpoint gets eval.py's plain (non-streaming) calls.
+            backend: Any = (
+                ChatClient(spec["base_url"], spec["model"], spec.get("api_key"))
+                if spec["kind"] == "openai"
+                else create_backend(spec)
+            )
             try:
                 return await run_rows(
                     rows,
