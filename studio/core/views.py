@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
@@ -20,7 +21,15 @@ CHECK_LABELS = {
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "core/home.html", {"projects": projects_for(request.user)})
+    from studio.episodes.selectors import episodes_for_user
+
+    projects = projects_for(request.user).annotate(
+        world_count=Count("worlds", filter=Q(worlds__archived=False), distinct=True),
+        scenario_count=Count("scenarios", filter=Q(scenarios__archived=False), distinct=True),
+        episode_count=Count("episodes", distinct=True),
+    )
+    recent = episodes_for_user(request.user)[:8]
+    return render(request, "core/home.html", {"projects": projects, "episodes": recent})
 
 
 @require_GET

@@ -8,7 +8,6 @@ WebSockets exactly as a browser or a trainer would.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import re
 import signal
@@ -28,7 +27,18 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-_redis_db = itertools.count(3)
+
+
+def _next_redis_db() -> int:
+    """A Redis database number no other running stack uses, even in another pytest process.
+
+    Database 0 holds the shared counter; stacks take 1-15 in turn.
+    """
+    out = subprocess.run(
+        ["redis-cli", "-n", "0", "INCR", "studio-test-stack-db"],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return int(out.stdout.strip()) % 15 + 1
 
 
 def free_port() -> int:
@@ -184,7 +194,7 @@ def production_stack(
     database = f"studio_test_{uuid.uuid4().hex[:10]}"
     with _admin_connection() as conn:
         conn.execute(f'CREATE DATABASE "{database}"')
-    redis_db = next(_redis_db) % 16
+    redis_db = _next_redis_db()
     var_dir = Path(tempfile.mkdtemp(prefix="studio-stack-"))
     env = _base_env(var_dir)
     env.update(
