@@ -10,7 +10,6 @@ complete episodes and no duplicate steps.
 from __future__ import annotations
 
 import json
-import random
 import re
 import signal
 import subprocess
@@ -89,13 +88,7 @@ def _progress(client: httpx.Client, job: int) -> dict[str, int]:
 def test_a_killed_worker_does_not_lose_or_duplicate_steps(model_server: str):
     require_service("PostgreSQL", 5432)
     require_service("Redis", 6379)
-    # production_stack numbers Redis databases from 3 in every pytest process, and flushes
-    # its own at start: another engineer's stack starting meanwhile would wipe this job's
-    # queue. A database of our own, away from the low numbers, avoids that.
-    redis_db = random.randrange(8, 16)
-    subprocess.run(["redis-cli", "-n", str(redis_db), "FLUSHDB"], check=True, capture_output=True)
     env = {
-        "STUDIO_REDIS_URL": f"redis://127.0.0.1:6379/{redis_db}",
         "STUDIO_MODEL_URL": model_server,
         "STUDIO_MODEL_NAME": "world-studio-test",
         "STUDIO_VISIBILITY_TIMEOUT": "10",
