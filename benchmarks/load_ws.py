@@ -1,0 +1,241 @@
+"""Many browsers stepping episodes at once over WebSockets, in production mode.
+
+Starts a production-mode studio (Postgres, Redis, Celery workers, uvicorn: the
+processes of tests/integration/stack.py) and the protocol test server with a fixed
+first-token latency, then N WebSocket clients, each on its own episode, send an
+action, wait for the step's final fragment, and send the next one, until the time
+is up. It prints steps/s, step latency as a browser sees it, the latency the studio
+adds (step latency minus the same request sent straight to the test server, measured
+in this run), and the step results that were lost or arrived twice (goal: 0 and 0).
+
+    .venv/bin/python benchmarks/load_ws.py               # 200 clients, 60 s
+    .venv/bin/python benchmarks/load_ws.py --quick       # 20 clients, 10 s
+    .venv/bin/python benchmarks/load_ws.py --clients 50 --seconds 30 --workers 3
+
+Needs Postgres and Redis on 127.0.0.1 (`make services`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from websockets.asyncio.client import connect  # noqa: E402
+
+from tests.integration.stack import (  # noqa: E402
+    ROOT,
+    Stack,
+    free_port,
+    production_stack,
+    wait_until,
+)
+
+APPENDED = re.compile(r'beforeend:#timeline">\s*<li id="step-(\d+)"')
+DELTA = re.compile(r'beforeend:#step-(\d+)-(?:observation|reasoning)"><span data-seq="(\d+)"')
+DONE = re.compile(
+    r'<li (?:hx-swap-oob="true" )?id="step-(\d+)" class="step (done|failed|cancelled)"'
+)
+SETUP = """
+from django.contrib.auth import get_user_model
+from studio.core.models import Membership, ModelEndpoint, Project
+from studio.episodes.services import episode_create
+from studio.worlds.services import world_create
+u = get_user_model().objects.get(username="alice")
+p = Project.objects.create(name="Load", slug="load")
+Membership.objects.create(project=p, user=u, role="owner")
+w = world_create(project=p, user=u, spec={{"domain": "terminal", "title": "Box",
+    "premise": "A Debian box.", "initial_observation": "$ "}})
+e = ModelEndpoint.objects.create(project=p, name="test-server", kind="openai",
+    base_url={url!r}, model="world-studio-test", config={{"max_retries": 0, "timeout": 60}})
+print(" ".join(str(episode_create(project=p, world_revision=w.head, endpoint=e).pk)
+               for _ in range({n})))
+"""
+
+
+@dataclass
+class Client:
+    episode: int
+    latencies: list[float] = field(default_factory=list)
+    sent: int = 0
+    results: dict[int, int] = field(default_factory=dict)  # step index -> final fragments seen
+    appended: dict[int, int] = field(default_factory=dict)  # step index -> times added
+    deltas: dict[tuple[int, int], int] = field(default_factory=dict)  # (index, seq) -> times
+    failed: int = 0
+    lost: int = 0
+
+    def count(self, message: str) -> None:
+        """Steps added to the timeline and streamed deltas: each must arrive exactly once."""
+        for i in APPENDED.findall(message):
+            self.appended[int(i)] = self.appended.get(int(i), 0) + 1
+        for i, seq in DELTA.findall(message):
+            key = (int(i), int(seq))
+            self.deltas[key] = self.deltas.get(key, 0) + 1
+
+
+async def run_client(stack: Stack, headers: dict[str, str], client: Client, until: float) -> None:
+    url = f"{stack.ws_url}/ws/episodes/{client.episode}/"
+    async with connect(url, additional_headers=headers, max_size=None) as ws:
+        await asyncio.wait_for(ws.recv(), 30)  # the state on connect
+        while time.monotonic() < until:
+            index = client.sent + 1
+            started = time.monotonic()
+            await ws.send(json.dumps({"intent": "step", "action": f"echo {index}"}))
+            client.sent += 1
+            try:
+                while True:
+                    message = str(await asyncio.wait_for(ws.recv(), 60))
+                    client.count(message)
+                    finals = [(int(i), s) for i, s in DONE.findall(message)]
+                    for i, status in finals:
+                        client.results[i] = client.results.get(i, 0) + 1
+                        if status != "done":
+                            client.failed += 1
+                    if any(i == index for i, _ in finals):
+                        client.latencies.append(time.monotonic() - started)
+                        break
+            except TimeoutError:
+                client.lost += 1
+                return
+        # Anything arriving late (a duplicate final fragment) is counted too.
+        try:
+            while True:
+                message = str(await asyncio.wait_for(ws.recv(), 1.0))
+                client.count(message)
+                for i, _ in DONE.findall(message):
+                    client.results[int(i)] = client.results.get(int(i), 0) + 1
+        except TimeoutError:
+            pass
+
+
+def direct_latency(url: str, samples: int = 20) -> float:
+    """The median time of the same kind of request sent straight to the test server."""
+    body = {
+        "model": "world-studio-test",
+        "stream": True,
+        "messages": [{"role": "system", "content": "terminal"}, {"role": "user", "content": "ls"}],
+    }
+    times = []
+    with httpx.Client(timeout=30) as http:
+        for _ in range(samples):
+            started = time.monotonic()
+            with http.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
+                for _line in response.iter_lines():
+                    pass
+            times.append(time.monotonic() - started)
+    return statistics.median(times)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+async def drive(
+    stack: Stack, headers: dict[str, str], clients: list[Client], seconds: float
+) -> list[BaseException]:
+    until = time.monotonic() + seconds
+    results = await asyncio.gather(
+        *(run_client(stack, headers, c, until) for c in clients), return_exceptions=True
+    )
+    return [r for r in results if isinstance(r, BaseException)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="20 clients for 10 s")
+    parser.add_argument("--clients", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
+    parser.add_argument("--concurrency", type=int, default=4, help="steps per worker")
+    parser.add_argument("--latency-ms", type=float, default=100.0, help="test server latency")
+    args = parser.parse_args()
+    n = args.clients or (20 if args.quick else 200)
+    seconds = args.seconds or (10.0 if args.quick else 60.0)
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "simulator.serve", "--port", str(port),
+         "--latency-ms", str(args.latency_ms)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    model_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _up(model_url), 30, "the protocol test server")
+        with production_stack(workers=0) as stack:
+            for index in range(args.workers):
+                stack.start_worker(f"w{index + 1}", concurrency=args.concurrency)
+            http = stack.login()
+            ids = stack.shell(SETUP.format(url=model_url, n=n)).strip().splitlines()[-1].split()
+            clients = [Client(int(pk)) for pk in ids]
+            baseline = direct_latency(model_url)
+            print(f"load_ws: {n} clients x {seconds:.0f} s, {args.workers} workers x "
+                  f"{args.concurrency}, test server latency {args.latency_ms:.0f} ms")  # fmt: skip
+            started = time.monotonic()
+            errors = asyncio.run(drive(stack, stack.ws_headers(http), clients, seconds))
+            elapsed = time.monotonic() - started
+            db_steps = _db_counts(stack)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+    latencies = [t for c in clients for t in c.latencies]
+    sent = sum(c.sent for c in clients)
+    # A step added to the timeline twice, or a streamed delta sent twice, is doubled on
+    # the page. A final fragment re-rendered from the database is not: it replaces the
+    # step by id (the consumer renders every step message from the current row).
+    duplicated = sum(max(0, k - 1) for c in clients for k in c.appended.values()) + sum(
+        max(0, k - 1) for c in clients for k in c.deltas.values()
+    )
+    rerenders = sum(max(0, k - 1) for c in clients for k in c.results.values())
+    lost = sum(c.lost for c in clients) + sum(
+        1 for c in clients for i in range(1, c.sent + 1) if i not in c.results
+    )
+    rows_mismatch = sum(1 for c in clients if db_steps.get(c.episode, 0) != c.sent)
+    p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+    print(f"  steps completed        {len(latencies)} of {sent} sent in {elapsed:.1f} s")
+    print(f"  throughput             {len(latencies) / elapsed:.1f} steps/s")
+    print(f"  step latency           p50 {p50 * 1000:.0f} ms   p95 {p95 * 1000:.0f} ms")
+    print(f"  test server alone      p50 {baseline * 1000:.0f} ms (same run)")
+    print(f"  added by the studio    p50 {(p50 - baseline) * 1000:.0f} ms   "
+          f"p95 {(p95 - baseline) * 1000:.0f} ms   (ratio p50 {p50 / baseline:.1f}x)")  # fmt: skip
+    print(f"  failed steps           {sum(c.failed for c in clients)}")
+    print(f"  lost results           {lost}")
+    print(f"  duplicated results     {duplicated}")
+    print(f"  final re-renders       {rerenders} (same step replaced by id: harmless)")
+    print(f"  episodes whose step rows differ from what was sent: {rows_mismatch}")
+    for error in errors[:5]:
+        print(f"  client error: {type(error).__name__}: {error}")
+    return 0 if lost == duplicated == rows_mismatch == 0 and not errors else 1
+
+
+def _up(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _db_counts(stack: Stack) -> dict[int, int]:
+    out = stack.shell(
+        "import json; from django.db.models import Count; "
+        "from studio.episodes.models import Step; "
+        "print(json.dumps({r['episode_id']: r['n'] for r in "
+        "Step.objects.values('episode_id').annotate(n=Count('id'))}))"
+    )
+    return {int(k): v for k, v in json.loads(out.strip().splitlines()[-1]).items()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
