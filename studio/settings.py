@@ -125,6 +125,7 @@ else:
 
 # Task runner: "celery" in production, "inprocess" (a thread pool in this process) otherwise.
 TASK_RUNNER = env("STUDIO_TASK_RUNNER", "inprocess" if EMBEDDED else "celery")
+INPROCESS_TASK_THREADS = envint("STUDIO_INPROCESS_TASK_THREADS", 8)
 
 # Celery (read by studio/celery.py with namespace="CELERY"). Limits are ordered
 # soft_time_limit < time_limit < visibility_timeout, so that a late-acked task is
@@ -201,6 +202,8 @@ API_MAX_REQUEST_BYTES = envint("STUDIO_API_MAX_REQUEST_BYTES", 256 * 1024)
 API_RATE_PER_S = float(env("STUDIO_API_RATE_PER_S", "50"))
 API_RATE_BURST = envint("STUDIO_API_RATE_BURST", 200)
 API_STEP_TIMEOUT = envint("STUDIO_API_STEP_TIMEOUT", 300)
+# API requests wait for their step in threads of their own, not Django's one sync thread.
+API_THREADS = envint("STUDIO_API_THREADS", 64)
 # Batch rollouts: model calls in flight per endpoint, across all workers.
 ROLLOUT_ENDPOINT_CONCURRENCY = envint("STUDIO_ROLLOUT_ENDPOINT_CONCURRENCY", 8)
 

@@ -16,8 +16,10 @@ import asyncio
 import json
 import logging
 import random
+import ssl
 import time
 from collections.abc import AsyncIterator
+from functools import cache
 from typing import Any
 
 import httpx
@@ -36,6 +38,13 @@ from simulator.types import Usage
 logger = logging.getLogger(__name__)
 
 _MAX_BACKOFF_S = 30.0
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process (httpx's own default, certifi's CA store): building one
+    costs tens of milliseconds, and the studio makes a backend for every step."""
+    return httpx.create_ssl_context()
 
 
 class OpenAIBackend:
@@ -72,6 +81,7 @@ class OpenAIBackend:
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             transport=transport,
+            verify=_tls_context(),
         )
 
     def __repr__(self) -> str:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, JsonResponse
@@ -23,11 +25,26 @@ from studio.api.models import ApiToken
 from studio.api.ratelimit import rate_limit_take
 from studio.api.services import token_authenticate
 from studio.api.tokens import bearer_token
+from studio.episodes.models import Step
 
 MAX_ID = 2**63 - 1
 MIN_INT32, MAX_INT32 = -(2**31), 2**31 - 1
 
-ApiView = Callable[..., HttpResponseBase]
+ApiView = Callable[..., "HttpResponseBase | AwaitStep"]
+
+
+@dataclass(frozen=True)
+class AwaitStep:
+    """What a view returns to answer only once a step has finished.
+
+    The wait happens on the event loop, not in a thread: Django runs sync views in
+    one shared thread, so a view that blocked until the world model answered would
+    hold up every other request meanwhile.
+    """
+
+    step_id: int
+    timeout: float
+    then: Callable[[Step], HttpResponseBase]
 
 
 class ApiError(Exception):
@@ -53,38 +70,59 @@ def error_response(
     return response
 
 
-def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], ApiView]:
+def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
     """Wrap ``view(request, token, body, **kwargs)``: ``token`` is None when ``auth`` is False,
     ``body`` the parsed JSON object of a POST (else None)."""
 
-    def decorate(view: ApiView) -> ApiView:
+    def decorate(view: ApiView) -> Any:
+        def start(request: HttpRequest, **kwargs: Any) -> HttpResponseBase | AwaitStep:
+            if request.method not in methods:
+                raise ApiError(
+                    405,
+                    "method_not_allowed",
+                    f"{request.method} is not allowed here",
+                    {"Allow": ", ".join(methods)},
+                )
+            _check_size(request)
+            token = _authenticate(request) if auth else None
+            body = _json_body(request) if request.method == "POST" else None
+            return view(request, token, body, **kwargs)
+
         @csrf_exempt
         @wraps(view)
-        def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
-            try:
-                if request.method not in methods:
-                    raise ApiError(
-                        405,
-                        "method_not_allowed",
-                        f"{request.method} is not allowed here",
-                        {"Allow": ", ".join(methods)},
-                    )
-                _check_size(request)
-                token = _authenticate(request) if auth else None
-                body = _json_body(request) if request.method == "POST" else None
-                return view(request, token, body, **kwargs)
-            except ApiError as exc:
-                return exc.response()
-            except Http404:
-                return error_response(404, "not_found", "No such object")
-            except PermissionDenied as exc:
-                return error_response(403, "forbidden", str(exc) or "Not allowed")
-            except RequestDataTooBig:
-                return _too_big()
+        async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
+            from studio.episodes.services import step_wait
+
+            result: HttpResponseBase | AwaitStep = await sync_to_async(_as_json_errors(start))(
+                request, **kwargs
+            )
+            if not isinstance(result, AwaitStep):
+                return result
+            step = await step_wait(result.step_id, result.timeout)
+            response: HttpResponseBase = await sync_to_async(_as_json_errors(result.then))(step)
+            return response
 
         return wrapper
 
     return decorate
+
+
+def _as_json_errors(call: Callable[..., Any]) -> Callable[..., Any]:
+    """``call`` with the errors a view may raise turned into JSON error responses."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except ApiError as exc:
+            return exc.response()
+        except Http404:
+            return error_response(404, "not_found", "No such object")
+        except PermissionDenied as exc:
+            return error_response(403, "forbidden", str(exc) or "Not allowed")
+        except RequestDataTooBig:
+            return _too_big()
+
+    return run
 
 
 def _too_big() -> JsonResponse:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.utils import timezone
 
@@ -61,24 +60,6 @@ def env_create(*, user: User, scenario: Scenario, seed: int | None) -> Episode:
         source=EpisodeSource.API,
         title=f"API: {scenario.title}"[:200],
     )
-
-
-def env_step(
-    *, episode: Episode, action: str, user: User | None, timeout: float
-) -> tuple[Step, Outcome]:
-    """Submit ``action``, wait for its step, and close the episode when it ends.
-
-    Raises the episodes service's errors (InvalidAction, EpisodeBusy, EpisodeClosed)
-    unchanged; a step still unfinished after ``timeout`` is returned as it is.
-    """
-    from studio.episodes.services import step_submit, step_wait
-
-    step = step_submit(episode=episode, action=action, user=user)
-    try:
-        step = async_to_sync(step_wait)(step.pk, timeout)
-    except TimeoutError:
-        step.refresh_from_db()
-    return step, env_step_finish(episode=episode, step=step)
 
 
 def env_step_finish(*, episode: Episode, step: Step) -> Outcome:

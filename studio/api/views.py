@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
@@ -28,11 +28,19 @@ from studio.api.completions import (
     sse_chunks,
 )
 from studio.api.envs import env_payload, initial_observation, scenario_payload, step_info
-from studio.api.http import MAX_ID, ApiError, api_view, check_id, int_field, text_field
+from studio.api.http import (
+    MAX_ID,
+    ApiError,
+    AwaitStep,
+    api_view,
+    check_id,
+    int_field,
+    text_field,
+)
 from studio.api.models import ApiToken, CompletionSession
 from studio.api.openapi import openapi_schema
 from studio.api.selectors import env_get_for, scenario_get_for, scenario_list_for
-from studio.api.services import env_create, env_step, env_step_finish
+from studio.api.services import env_create, env_step_finish
 from studio.episodes.models import Step, StepStatus
 
 
@@ -98,23 +106,28 @@ def env_detail(request: HttpRequest, token: ApiToken, body: None, env_id: int) -
 @api_view("POST")
 def env_step_view(
     request: HttpRequest, token: ApiToken, body: dict[str, Any], env_id: int
-) -> JsonResponse:
+) -> AwaitStep:
+    from studio.episodes.services import step_submit
+
     episode = env_get_for(user=token.user, env_id=check_id(env_id), edit=True)
     action = text_field(body, "action")
     with episode_errors():
-        step, outcome = env_step(
-            episode=episode, action=action, user=token.user, timeout=settings.API_STEP_TIMEOUT
+        step = step_submit(episode=episode, action=action, user=token.user)
+
+    def respond(step: Step) -> JsonResponse:
+        _check_finished(step)
+        outcome = env_step_finish(episode=episode, step=step)
+        return JsonResponse(
+            {
+                "observation": step.observation,
+                "reward": outcome.reward,
+                "terminated": outcome.terminated,
+                "truncated": outcome.truncated,
+                "info": step_info(step, outcome),
+            }
         )
-    _check_finished(step)
-    return JsonResponse(
-        {
-            "observation": step.observation,
-            "reward": outcome.reward,
-            "terminated": outcome.terminated,
-            "truncated": outcome.truncated,
-            "info": step_info(step, outcome),
-        }
-    )
+
+    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond)
 
 
 @api_view("POST")
@@ -159,7 +172,7 @@ def _session_name(body: dict[str, Any]) -> str:
 @api_view("POST")
 def chat_completions(
     request: HttpRequest, token: ApiToken, body: dict[str, Any]
-) -> HttpResponseBase:
+) -> HttpResponseBase | AwaitStep:
     from studio.episodes.services import step_submit
 
     model = text_field(body, "model")
@@ -178,14 +191,12 @@ def chat_completions(
         response = StreamingHttpResponse(events, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         return response
-    from studio.episodes.services import step_wait
 
-    try:
-        step = async_to_sync(step_wait)(step.pk, settings.API_STEP_TIMEOUT)
-    except TimeoutError:
-        step.refresh_from_db()
-    _check_finished(step)
-    return JsonResponse(_complete(model, session, step))
+    def respond(step: Step) -> JsonResponse:
+        _check_finished(step)
+        return JsonResponse(_complete(model, session, step))
+
+    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond)
 
 
 def _complete(model: str, session: CompletionSession, step: Step) -> dict[str, Any]:

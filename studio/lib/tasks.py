@@ -21,7 +21,9 @@ logger = logging.getLogger(__name__)
 
 @cache
 def _executor() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="studio-task")
+    return ThreadPoolExecutor(
+        max_workers=settings.INPROCESS_TASK_THREADS, thread_name_prefix="studio-task"
+    )
 
 
 def _run_inprocess(task: Task[Any, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
