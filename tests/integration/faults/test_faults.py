@@ -107,6 +107,7 @@ async def _watch(faults: Faults, episode: int, seconds: float) -> list[str]:
     url = f"{faults.stack.ws_url}/ws/episodes/{episode}/"
     messages: list[str] = []
     async with connect(url, additional_headers=faults.stack.ws_headers(faults.client)) as ws:
+        messages.append(str(await asyncio.wait_for(ws.recv(), 15)))  # the state, however slow
         deadline = asyncio.get_running_loop().time() + seconds
         while (left := deadline - asyncio.get_running_loop().time()) > 0:
             try:
