@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 
 from simulator.client import AsyncStudioClient  # noqa: E402
+from simulator.http_transport import AiohttpTransport  # noqa: E402
 from simulator.serve import ServerOptions, start_server_in_thread  # noqa: E402
 from tests.integration.stack import embedded_studio  # noqa: E402
 
@@ -52,9 +53,9 @@ async def raw_throughput(base_url: str, concurrency: int, seconds: float) -> flo
         ],
         "max_tokens": 512,
     }
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     done = 0
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
+    transport = AiohttpTransport(max_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base_url, transport=transport, timeout=60) as client:
         deadline = time.monotonic() + seconds
 
         async def worker() -> None:

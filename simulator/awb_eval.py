@@ -87,13 +87,15 @@ class ChatClient:
     ) -> None:
         import httpx
 
+        from simulator.http_transport import AiohttpTransport
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.model = model
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=10.0),
-            limits=httpx.Limits(max_connections=256, max_keepalive_connections=256),
+            transport=AiohttpTransport(max_connections=256),
         )
 
     async def complete(self, messages: Sequence[Message], sampling: Sampling) -> str:

@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx
 
+from simulator.http_transport import AiohttpTransport
+
 StepResult = tuple[str, float, bool, bool, dict[str, Any]]
 
 __all__ = ["AsyncStudioClient", "StudioAPIError", "StudioEnv"]
@@ -172,16 +174,12 @@ class AsyncStudioClient:
         max_rate_limit_retries: int = 5,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        limits = httpx.Limits(
-            max_connections=max_connections, max_keepalive_connections=max_connections
-        )
         self._retries = max_rate_limit_retries
         self._http = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
             headers=_headers(token),
             timeout=timeout,
-            limits=limits,
-            transport=transport,
+            transport=transport or AiohttpTransport(max_connections=max_connections),
         )
 
     async def _request(

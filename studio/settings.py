@@ -98,8 +98,16 @@ if EMBEDDED:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env("STUDIO_SQLITE_PATH", str(VAR_DIR / "studio.sqlite3")),
-            # Steps are written from task threads while pages read: wait instead of failing.
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            # Steps are written from task threads while pages read: wait instead of failing,
+            # and use WAL so that readers never wait for a writer.
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+            # A file, not Django's shared-cache in-memory default: in-process task threads
+            # write while tests read, and shared-cache SQLite answers "table is locked".
+            "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
         }
     }
 else:
@@ -136,7 +144,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = envint("STUDIO_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = envint("STUDIO_TASK_TIME_LIMIT", 660)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("STUDIO_VISIBILITY_TIMEOUT", 900)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": envint("STUDIO_VISIBILITY_TIMEOUT", 900),
+    # Look for messages of dead workers every 10 s, not kombu's default ~100 s.
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

@@ -16,10 +16,8 @@ import asyncio
 import json
 import logging
 import random
-import ssl
 import time
 from collections.abc import AsyncIterator
-from functools import cache
 from typing import Any
 
 import httpx
@@ -33,18 +31,12 @@ from simulator.errors import (
     BackendUnavailable,
     StreamInterrupted,
 )
+from simulator.http_transport import AiohttpTransport
 from simulator.types import Usage
 
 logger = logging.getLogger(__name__)
 
 _MAX_BACKOFF_S = 30.0
-
-
-@cache
-def _tls_context() -> ssl.SSLContext:
-    """One TLS context per process (httpx's own default, certifi's CA store): building one
-    costs tens of milliseconds, and the studio makes a backend for every step."""
-    return httpx.create_ssl_context()
 
 
 class OpenAIBackend:
@@ -80,8 +72,7 @@ class OpenAIBackend:
             base_url=self.base_url,
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            transport=transport,
-            verify=_tls_context(),
+            transport=transport or AiohttpTransport(),
         )
 
     def __repr__(self) -> str:

@@ -7,10 +7,12 @@ returns), ``agent_run`` takes a turn with a conditional UPDATE on the episode.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
-from django.db.models import F
+from django.conf import settings
+from django.db.models import F, Q
 from django.utils import timezone
 
 from simulator.errors import SimulatorError
@@ -19,8 +21,15 @@ from studio.episodes.runner import run_claimed_step
 
 
 def claim_step(step_id: int) -> bool:
-    """pending -> running, in one conditional UPDATE; False when someone else has it."""
-    claimed = Step.objects.filter(pk=step_id, status=StepStatus.PENDING).update(
+    """pending -> running, in one conditional UPDATE; False when someone else has it.
+
+    A step still ``running`` after the task time limit was claimed by a worker that
+    died (a living one is killed at that limit): a redelivered task takes it over,
+    so a SIGKILLed worker's step runs again instead of staying ``running`` forever.
+    """
+    stale = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    abandoned = Q(status=StepStatus.RUNNING, started_at__lt=stale)
+    claimed = Step.objects.filter(Q(status=StepStatus.PENDING) | abandoned, pk=step_id).update(
         status=StepStatus.RUNNING,
         started_at=timezone.now(),
         attempts=F("attempts") + 1,

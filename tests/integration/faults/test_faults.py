@@ -69,15 +69,6 @@ def test_a_server_error_once_then_success_needs_only_a_retry(faults: Faults) -> 
     assert faults.wait_step(episode, 1, ("done",))["attempts"] == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "studio/episodes/tasks.py: the redelivered run_step finds the step 'running' (claimed "
-        "by the killed worker), claim_step refuses it, and the step stays 'running' forever. "
-        "Fix: let claim_step also take a RUNNING step whose started_at is older than "
-        "CELERY_TASK_TIME_LIMIT (nothing can still be running it); see docs/operations.md."
-    ),
-)
 def test_a_worker_killed_mid_step_leaves_the_step_done_once_or_failed_and_retryable(
     faults: Faults,
 ) -> None:
@@ -87,7 +78,7 @@ def test_a_worker_killed_mid_step_leaves_the_step_done_once_or_failed_and_retrya
     time.sleep(0.5)  # mid-stream
     faults.stack.stop_worker("w1", signal.SIGKILL)
     # A worker restores unacknowledged messages older than the visibility timeout (12 s)
-    # when it starts (later, only every ~100 s: kombu's unacked_restore_* defaults).
+    # when it starts, and every 10 s after that (settings: unacked_restore_interval).
     time.sleep(13)
     faults.stack.start_worker("w2")
     try:
