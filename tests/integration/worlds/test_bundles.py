@@ -131,4 +131,4 @@ def test_every_example_renders_its_editors_preview_and_prompt(people, client):
             f"/worlds/scenarios/{scenario.pk}/prompt", HTTP_HX_REQUEST="true"
         ).content.decode()
         assert "tokens" in prompt and world.title.split()[0] in prompt, world.domain
-        assert "pill warn\">placeholder" not in prompt  # every example scripts its first action
+        assert 'pill warn">placeholder' not in prompt  # every example scripts its first action
