@@ -16,8 +16,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 USERNAME, PASSWORD = "e2e-researcher", "e2e-pass-7f3k9q"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Playwright's sync API keeps an event loop running in the main thread while it is
+    open, which breaks asyncio.run in any later test: so it lives for one module only."""
     if not shutil.which("chromium") and not os.path.exists(CHROMIUM):
         pytest.fail("Debian's chromium is not installed (make test installs it)")
     with sync_playwright() as playwright:
