@@ -29,6 +29,7 @@ from studio.episodes import services
 from studio.episodes.composer import compose_action, composer_context
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
 from studio.episodes.selectors import episodes_for_user, last_observation
+from studio.lib.render_response import on_render_origin
 from studio.worlds.models import Scenario, World
 
 GUI_DOMAINS = ("web", "os", "android")
@@ -57,8 +58,8 @@ def step_context(step: Step, can_edit: bool) -> dict[str, Any]:
     return {
         "step": step,
         "can_edit": can_edit,
-        "render_url": reverse(
-            "episodes:render-step", kwargs={"pk": step.episode_id, "index": step.index}
+        "render_url": on_render_origin(
+            reverse("episodes:render-step", kwargs={"pk": step.episode_id, "index": step.index})
         ),
         "live": step.status in (StepStatus.PENDING, StepStatus.RUNNING),
         "retryable": can_edit and step.status in (StepStatus.FAILED, StepStatus.CANCELLED),
@@ -98,7 +99,9 @@ def _page_context(request: HttpRequest, episode: Episode) -> dict[str, Any]:
         **controls_context(episode, can_edit),
         "steps": [step_context(s, can_edit) for s in steps],
         "gui": episode.domain in GUI_DOMAINS,
-        "initial_url": reverse("episodes:render-initial", kwargs={"pk": episode.pk}),
+        "initial_url": on_render_origin(
+            reverse("episodes:render-initial", kwargs={"pk": episode.pk})
+        ),
         "has_initial": bool(episode.world_revision.spec.get("initial_observation")),
         "forks": episode.forks.all(),
     }

@@ -9,6 +9,7 @@ the ``<iframe sandbox>`` attribute (never with ``allow-same-origin``) on the pag
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpResponse
 
 from simulator.render import render
@@ -31,3 +32,12 @@ def observation_response(
 ) -> HttpResponse:
     """``simulator.render.render(domain, observation)`` as a sandboxed document response."""
     return sandboxed_document_response(render(domain, observation, fmt=fmt, title=title))
+
+
+def on_render_origin(path: str) -> str:
+    """A render endpoint's URL, on the separate render origin when one is configured.
+
+    With ``STUDIO_RENDER_ORIGIN`` set (see deploy/), observation documents come from
+    another host name, so even a sandbox escape would land outside the studio's origin.
+    """
+    return f"{settings.STUDIO_RENDER_ORIGIN}{path}"

@@ -201,3 +201,16 @@ def test_forks_show_side_by_side():
     assert response["Location"] == f"/episodes/{fork.pk}/"
     assert compare.count('class="compare-column"') == 2
     assert f"/episodes/{fork.pk}/steps/1/render" in compare
+
+
+def test_render_frames_load_from_the_render_origin_when_one_is_set(settings):
+    settings.STUDIO_RENDER_ORIGIN = "https://render.studio.example"
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user, spec={**helpers.TERMINAL_WORLD, "domain": "web"})
+
+    html = _client(user).get(f"/episodes/{episode.pk}/").content.decode()
+
+    assert (
+        '<iframe sandbox class="observation" '
+        f'src="https://render.studio.example/episodes/{episode.pk}/initial/render"'
+    ) in html
