@@ -20,7 +20,7 @@ def test_it_shows_project_counts_and_recent_episodes(client: Client):
     )
     assert world.head is not None
     episode_create(project=project, user=user, world_revision=world.head, title="First try")
-    other = Project.objects.create(name="Hidden", slug="hidden")
+    Project.objects.create(name="Hidden", slug="hidden")
     client.force_login(user)
 
     page = client.get("/").content.decode()

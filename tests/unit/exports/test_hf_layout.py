@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import zipfile
+from typing import Any
 
 from simulator.formats import hf
 from simulator.formats.parquet import iter_parquet, write_parquet
@@ -63,7 +64,7 @@ def test_it_round_trips_records_through_parquet(tmp_path):
 
 
 def test_it_keeps_sft_records_with_and_without_reasoning(tmp_path):
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]},
         {"messages": [{"role": "user", "content": "u"}], "reasoning": ["why"]},
     ]

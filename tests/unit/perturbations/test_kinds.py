@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -38,7 +39,7 @@ def run(
 
 @pytest.mark.parametrize("kind", sorted(PERTURBATION_KINDS))
 def test_every_kind_writes_a_prompted_instruction(kind):
-    params = {"text": "Say the disk is full."} if kind == "instruction" else {}
+    params: dict[str, Any] = {"text": "Say the disk is full."} if kind == "instruction" else {}
     text = run(kind, "prompted", "", **params)
     assert isinstance(text, str) and len(text) > 10
 
@@ -295,10 +296,16 @@ def test_ui_interrupt_enforced_leaves_non_gui_observations_alone():
     assert done.observation == '{"a": 1}' and not done.changed
 
 
+def _overlaid(*args: Any) -> str:
+    out = overlay(*args)
+    assert out is not None
+    return out
+
+
 def test_overlay_edge_cases():
-    assert overlay("html", "<p>no body</p>", "T", "x", []).startswith('<div role="dialog"')
-    assert overlay("uiautomator-xml", "<node/>", "T", "x", ["OK"]).startswith("<node/>\n<node")
-    assert overlay("axtree", "RootWebArea 'x'", "T", "x", []).startswith(
+    assert _overlaid("html", "<p>no body</p>", "T", "x", []).startswith('<div role="dialog"')
+    assert _overlaid("uiautomator-xml", "<node/>", "T", "x", ["OK"]).startswith("<node/>\n<node")
+    assert _overlaid("axtree", "RootWebArea 'x'", "T", "x", []).startswith(
         "RootWebArea 'x'\n\t[1] dialog"
     )
 

@@ -123,7 +123,7 @@ async def test_it_adds_gen_and_keeps_an_empty_gen_when_the_call_fails():
     assert list(out)[:-1] == list(row)
 
     class Broken(ScriptedBackend):
-        async def stream(self, request):  # type: ignore[override]
+        async def stream(self, request):
             raise OSError("down")
             yield
 
