@@ -7,7 +7,7 @@ PORT   ?= 8000
 # Re-install only when the dependencies change.
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha1sum | cut -c1-12)
 
-.PHONY: install run worker test lint typecheck pytest services chromium bench clean
+.PHONY: install run worker test lint typecheck pytest services chromium bench bench-full clean
 
 install: $(STAMP)
 
@@ -55,8 +55,12 @@ pytest: install services chromium
 
 test: lint typecheck pytest
 
+# Every benchmark, quick runs (a few minutes); bench-full runs them at full size.
 bench: install services
 	$(BIN)/python benchmarks/run_all.py
+
+bench-full: install services
+	$(BIN)/python benchmarks/run_all.py --full
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache .coverage
