@@ -59,8 +59,14 @@ class LoadedModel:
     lock: threading.Lock
 
 
-_MODELS: dict[tuple[str, str, str], LoadedModel] = {}
+_MODELS: dict[tuple[str, str, str, str], LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+def _model_key(
+    model_path: str | Path, cache_dir: Path | None, device: str, dtype: str
+) -> tuple[str, str, str, str]:
+    return (str(Path(model_path).resolve()), str(cache_dir), device, dtype)
 
 
 def load_model(
@@ -71,7 +77,7 @@ def load_model(
     dtype: str = "bfloat16",
 ) -> LoadedModel:
     """The process-wide model for ``model_path``, loading it on first use (blocking: call off the loop)."""
-    key = (str(Path(model_path).resolve()), device, dtype)
+    key = _model_key(model_path, cache_dir, device, dtype)
     with _MODELS_LOCK:
         if key not in _MODELS:
             _MODELS[key] = load_model_uncached(
@@ -284,9 +290,12 @@ class LocalBackend:
     def _count(self, tokens: int) -> None:
         self.tokens_generated += tokens
 
+    def _key(self) -> tuple[str, str, str, str]:
+        return _model_key(self.model_path, self.cache_dir, self.device, self.dtype)
+
     async def health(self) -> Health:
         """Whether the model file is there (loaded or loadable); never loads it."""
-        loaded = (str(self.model_path.resolve()), self.device, self.dtype) in _MODELS
+        loaded = self._key() in _MODELS
         if loaded:
             return Health(ok=True, detail=f"{self.model_path.name} loaded", latency_ms=0.0)
         if self.model_path.exists():
@@ -300,7 +309,7 @@ class LocalBackend:
             "device": self.device,
             "dtype": self.dtype,
         }
-        loaded = _MODELS.get((str(self.model_path.resolve()), self.device, self.dtype))
+        loaded = _MODELS.get(self._key())
         if loaded is not None:
             info["source"] = loaded.source
             info["load_seconds"] = round(loaded.load_seconds, 3)

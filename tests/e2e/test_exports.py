@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import USERNAME
+
 pytestmark = pytest.mark.e2e
 
 IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
@@ -13,10 +15,13 @@ IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 @pytest.fixture(scope="module")
 def episodes(studio):
+    """Episodes in a project of their own: other e2e modules add episodes to 'e2e'."""
     studio.shell(
         "from tests.integration.exports.conftest import make_episode; "
-        "from studio.core.models import Project; "
-        "p = Project.objects.get(slug='e2e'); "
+        "from django.contrib.auth import get_user_model; "
+        "from studio.core.models import Membership, Project; "
+        "p = Project.objects.create(name='E2E exports', slug='e2e-exports'); "
+        f"Membership.objects.create(project=p, user=get_user_model().objects.get(username={USERNAME!r}), role='owner'); "
         "make_episode(p, domain='terminal', steps=4, title='Flaky CI build'); "
         "make_episode(p, domain='terminal', steps=2, title='Disk full'); "
         "make_episode(p, domain='mcp', steps=2, with_scenario=False, title='Calendar tools')"
@@ -25,7 +30,7 @@ def episodes(studio):
 
 def test_it_collects_a_filtered_list_and_downloads_an_export(signed_in_page: Page, episodes):
     page = signed_in_page
-    page.goto("/collections/browse/?project=e2e")
+    page.goto("/collections/browse/?project=e2e-exports")
     page.select_option("select[name=domain]", "terminal")
     expect(page.locator("#match-count")).to_have_text("2 matching episodes")
     page.screenshot(path=str(IMG / "collections-browse.png"), full_page=True)
@@ -52,7 +57,7 @@ def test_it_collects_a_filtered_list_and_downloads_an_export(signed_in_page: Pag
 
 def test_a_dataset_export_shows_live_progress_and_a_download_link(signed_in_page: Page, episodes):
     page = signed_in_page
-    page.goto("/collections/browse/?project=e2e")
+    page.goto("/collections/browse/?project=e2e-exports")
     page.fill("input[name=new_name]", "Everything")
     page.click("#add-all")
     expect(page.locator("#item-counts")).to_contain_text("3 episodes")
