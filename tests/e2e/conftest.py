@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
@@ -59,3 +61,14 @@ def signed_in_page(page: Page) -> Page:
     page.click("button[type=submit]")
     page.wait_for_url("**/")
     return page
+
+
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+
+
+def docs_screenshot(page: Page, name: str) -> None:
+    """Take a screenshot for docs/img/; it replaces the committed one only when
+    WORLD_STUDIO_DOCS_SCREENSHOTS=1, so a test run leaves the tree clean."""
+    refresh = os.environ.get("WORLD_STUDIO_DOCS_SCREENSHOTS")
+    target = DOCS_IMG if refresh else Path(tempfile.gettempdir())
+    page.screenshot(path=str(target / name), full_page=True)

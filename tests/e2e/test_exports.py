@@ -6,11 +6,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import USERNAME
+from tests.e2e.conftest import USERNAME, docs_screenshot
 
 pytestmark = pytest.mark.e2e
-
-IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +31,7 @@ def test_it_collects_a_filtered_list_and_downloads_an_export(signed_in_page: Pag
     page.goto("/collections/browse/?project=e2e-exports")
     page.select_option("select[name=domain]", "terminal")
     expect(page.locator("#match-count")).to_have_text("2 matching episodes")
-    page.screenshot(path=str(IMG / "collections-browse.png"), full_page=True)
+    docs_screenshot(page, "collections-browse.png")
 
     page.fill("input[name=new_name]", "Terminal failures")
     page.click("#add-all")
@@ -41,7 +39,7 @@ def test_it_collects_a_filtered_list_and_downloads_an_export(signed_in_page: Pag
     expect(page.locator("h1")).to_have_text("Terminal failures")
     expect(page.locator("#item-counts")).to_contain_text("2 episodes")
     expect(page.locator("#collection-filters")).to_contain_text("domain=terminal")
-    page.screenshot(path=str(IMG / "collections-detail.png"), full_page=True)
+    docs_screenshot(page, "collections-detail.png")
 
     page.select_option("select[name=format]", "awb")
     with page.expect_download() as info:
@@ -69,7 +67,7 @@ def test_a_dataset_export_shows_live_progress_and_a_download_link(signed_in_page
 
     expect(page.locator("#export-progress")).to_contain_text("Done")
     expect(page.locator("#export-download")).to_be_visible()
-    page.screenshot(path=str(IMG / "collections-export.png"), full_page=True)
+    docs_screenshot(page, "collections-export.png")
     with page.expect_download() as info:
         page.click("#export-download")
     assert info.value.suggested_filename == "Everything-trajectory.zip"

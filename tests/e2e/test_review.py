@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import docs_screenshot
 from tests.integration.stack import Stack
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 AWB_FILE = ROOT / "tests" / "fixtures" / "agentworldbench" / "synthetic_terminal.jsonl"
-IMG = ROOT / "docs" / "img"
 #: What the replay world model answers for the three turns (turns 1 and 3 differ from the real ones).
 SIMULATED = [
     "root@host:/app# pwd\n/srv/app\nroot@host:/app#",
@@ -49,8 +49,7 @@ def test_it_imports_simulates_and_reviews_a_trace_with_the_keyboard(
     expect(page.locator("#simulated-observation")).to_contain_text("/srv/app")
     expect(page.locator("#diff .diff-add")).to_have_text("/srv")
     expect(page.locator("#anchors")).to_contain_text("output_lines")
-    IMG.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMG / "review.png"), full_page=True)
+    docs_screenshot(page, "review.png")
 
     # 4 scores the focused dimension (format), then focus moves on: 3 scores factuality.
     page.keyboard.press("4")
@@ -67,7 +66,7 @@ def test_it_imports_simulates_and_reviews_a_trace_with_the_keyboard(
     page.keyboard.press("k")
     expect(page.locator("#turn-review")).to_have_attribute("data-turn", "1")
     expect(page.locator('#score-dims [data-dim="format"] input[value="4"]')).to_be_checked()
-    page.screenshot(path=str(IMG / "review-annotated.png"), full_page=True)
+    docs_screenshot(page, "review-annotated.png")
 
     saved = studio.shell(
         "from studio.traces.models import Annotation; "
