@@ -9,7 +9,7 @@ pytestmark = pytest.mark.e2e
 def test_it_signs_in_and_shows_the_status_page(signed_in_page: Page):
     page = signed_in_page
     expect(page.locator("h1")).to_have_text("Your projects")
-    expect(page.get_by_role("heading", name="E2E")).to_be_visible()
+    expect(page.get_by_role("heading", name="E2E", exact=True)).to_be_visible()
 
     page.click("text=Status")
 
