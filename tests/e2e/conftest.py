@@ -76,3 +76,11 @@ def docs_screenshot(page: Page, name: str) -> None:
     refresh = os.environ.get("WORLD_STUDIO_DOCS_SCREENSHOTS")
     target = DOCS_IMG if refresh else Path(tempfile.gettempdir())
     page.screenshot(path=str(target / name), full_page=True)
+
+
+def htmx_settled(page: Page) -> None:
+    """Wait until htmx has finished swapping and processing new content: an event fired
+    at an element htmx has not processed yet would be lost (a race no person can win)."""
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')"
+    )

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.conftest import htmx_settled
+
 pytestmark = pytest.mark.e2e
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
@@ -72,12 +74,14 @@ def test_it_authors_a_web_world_and_a_perturbed_scenario(signed_in_page: Page, t
     page.select_option("select[name=kind]", "ui_interrupt")
     page.click("button:has-text('Add perturbation')")
     expect(page.locator("li.perturbation")).to_have_count(1)
+    htmx_settled(page)
     page.select_option("#perturbation-0 select[name=param-style]", "cookie_banner")
     expect(page.locator("#perturbation-0 .pill.ok")).to_have_text("saved")
 
     page.select_option("select[name=kind]", "instruction")
     page.click("button:has-text('Add perturbation')")
     expect(page.locator("li.perturbation")).to_have_count(2)
+    htmx_settled(page)
     page.fill(
         "#perturbation-1 input[name=param-text]",
         "The shop closes in five minutes; say so on every page.",
