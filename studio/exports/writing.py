@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.formats import hf
+from simulator.formats._jsonl import dumps
 from studio.exports.records import (
     EpisodeItem,
     Resolved,
@@ -37,19 +38,6 @@ FORMATS = ("awb", "sft", "trajectory", "bundle")
 #: Bytes gathered before a chunk goes to the HTTP response.
 STREAM_CHUNK = 64 * 1024
 MANIFEST_VERSION = 1
-
-
-_LINE_BREAKS = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"), ("\x85", "\\u0085"))
-
-
-def dumps(value: Any) -> str:
-    """``simulator.formats._jsonl.dumps``, byte for byte, several times faster on long text
-    (``str.translate`` with a table costs a dict lookup per character)."""
-    text = json.dumps(value, ensure_ascii=False)
-    for char, escaped in _LINE_BREAKS:
-        if char in text:
-            text = text.replace(char, escaped)
-    return text
 
 
 def studio_version() -> str:
