@@ -141,12 +141,6 @@ def _advance(job: RolloutJob, row: RolloutEpisode) -> bool:
     episode = _episode(job, row)
     rules = _rules(job)
     last = episode.steps.order_by("-index").first()
-    if last is not None and last.status == StepStatus.RUNNING and _orphaned(last):
-        Step.objects.filter(pk=last.pk, status=StepStatus.RUNNING).update(
-            status=StepStatus.FAILED, error="its worker was lost", error_kind="worker_lost",
-            finished_at=timezone.now(),
-        )  # fmt: skip
-        last.refresh_from_db()
     if last is not None and last.status in (StepStatus.FAILED, StepStatus.CANCELLED):
         if last.attempts >= job.max_attempts:
             return _end(job, row, episode, RowStatus.FAILED, "step failed", last.error)
@@ -180,11 +174,6 @@ def _advance(job: RolloutJob, row: RolloutEpisode) -> bool:
     return True
 
 
-def _orphaned(step: Step) -> bool:
-    started = step.started_at or step.created_at
-    return timezone.now() - started > timedelta(seconds=lease_seconds())
-
-
 def _slot(episode: Episode) -> AbstractContextManager[None]:
     key = f"endpoint-{episode.endpoint_id}" if episode.endpoint_id else "endpoint-default"
     return endpoint_slot(key, limit=settings.ROLLOUT_ENDPOINT_CONCURRENCY, lease_s=lease_seconds())
@@ -192,11 +181,12 @@ def _slot(episode: Episode) -> AbstractContextManager[None]:
 
 def _run_and_wait(step: Step) -> Step:
     """Run the step here (``run_step`` claims it; a copy dispatched elsewhere then does
-    nothing), or wait for whoever claimed it first."""
+    nothing), or wait for whoever claimed it first. A running step whose worker died is
+    taken over by the claim itself (see ``studio.episodes.tasks.claim_step``)."""
     from studio.episodes.services import step_wait
     from studio.episodes.tasks import run_step
 
-    if step.status == StepStatus.PENDING:
+    if step.status in (StepStatus.PENDING, StepStatus.RUNNING):
         run_step(step.pk)
     timeout = max(1.0, lease_seconds() - 1)
     result: Step = async_to_sync(step_wait)(step.pk, timeout)
