@@ -36,12 +36,12 @@ from simulator.backends.base import Backend, ModelRequest
 from simulator.episode import StepResult
 from simulator.judge import DIMENSIONS, complete, domain_of, normalize
 from simulator.perturbations import Perturbation
-from simulator.types import Message, Sampling
+from simulator.types import EVAL_SAMPLING, Message, Sampling
 from simulator.verifiers import VerifierResult
 from simulator.world import World
 
 #: eval.py's defaults for both infer and judge.
-DEFAULT_SAMPLING = Sampling(temperature=0.6, max_tokens=32768)
+DEFAULT_SAMPLING = EVAL_SAMPLING
 DISPLAY_NAMES = {
     "mcp": "MCP",
     "search": "Search",
@@ -87,12 +87,13 @@ class ChatClient:
     ) -> None:
         import httpx
 
+        from simulator.backends.openai_http import server_root
         from simulator.http_transport import AiohttpTransport
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.model = model
         self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
+            base_url=server_root(base_url),
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=10.0),
             transport=AiohttpTransport(max_connections=256),

@@ -17,15 +17,20 @@ class Message(TypedDict):
 
 @dataclass(frozen=True)
 class Sampling:
-    """Sampling settings; defaults follow the Qwen-AgentWorld model card.
+    """Sampling settings: what eval.py sends, and room for a reasoning model.
 
+    Qwen-AgentWorld reasons for thousands of tokens before it answers (a median
+    of ~4,300 completion tokens per terminal step, up to ~11,000), so a live step
+    may use 16,384; AgentWorldBench's eval.py sends 32,768 (:data:`EVAL_SAMPLING`).
     ``max_tokens`` is always sent because SGLang's own default is only 128.
+    ``top_p``, ``top_k`` and ``seed`` are sent only when set: eval.py sends
+    neither, and SGLang then applies the model's own generation config.
     """
 
     temperature: float = 0.6
-    top_p: float = 0.95
-    top_k: int = 20
-    max_tokens: int = 2048
+    top_p: float | None = None
+    top_k: int | None = None
+    max_tokens: int = 16384
     seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,3 +50,7 @@ class Usage:
     completion_tokens: int = 0
     reasoning_tokens: int = 0
     cached_tokens: int | None = None
+
+
+#: Exactly what AgentWorldBench's eval.py sends for inference and judging.
+EVAL_SAMPLING = Sampling(temperature=0.6, max_tokens=32768)

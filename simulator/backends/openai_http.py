@@ -39,6 +39,21 @@ logger = logging.getLogger(__name__)
 _MAX_BACKOFF_S = 30.0
 
 
+def server_root(url: str) -> str:
+    """The server's root URL, whether it was given as ``http://host:30000`` or ``.../v1``.
+
+    SGLang's docs and eval.py's ``--model-base-url`` name the OpenAI base
+    (``.../v1``); SGLang's own ``/health`` and ``/get_model_info`` live at the
+    root. Accepting both spellings means neither form posts to ``/v1/v1/...``.
+    """
+    return url.rstrip("/").removesuffix("/v1")
+
+
+def chat_completions_url(url: str) -> str:
+    """The URL a chat request is actually posted to (shown on the status page)."""
+    return f"{server_root(url)}/v1/chat/completions"
+
+
 class OpenAIBackend:
     """Streams ``/v1/chat/completions`` from any OpenAI-compatible server.
 
@@ -60,7 +75,7 @@ class OpenAIBackend:
         sglang_extras: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = server_root(base_url)
         self.model = model
         self.name = f"openai:{model}"
         self.max_retries = max_retries
@@ -89,8 +104,9 @@ class OpenAIBackend:
             "stream_options": {"include_usage": True},
             "max_tokens": sampling.max_tokens,
             "temperature": sampling.temperature,
-            "top_p": sampling.top_p,
         }
+        if sampling.top_p is not None:
+            body["top_p"] = sampling.top_p
         if sampling.seed is not None:
             body["seed"] = sampling.seed
         if request.json_schema is not None:
@@ -99,7 +115,8 @@ class OpenAIBackend:
                 "json_schema": {"name": "observation", "schema": request.json_schema},
             }
         if self.sglang_extras:
-            body["top_k"] = sampling.top_k
+            if sampling.top_k is not None:
+                body["top_k"] = sampling.top_k
             if request.regex is not None:
                 body["regex"] = request.regex
             if request.chat_template_kwargs is not None:

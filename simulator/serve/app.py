@@ -17,7 +17,7 @@ import hashlib
 import json
 import random
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +32,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _PREFIX_CACHE_LIMIT = 100_000
+_RECORDED_LIMIT = 10_000
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,14 @@ class ServerOptions:
 
 @dataclass
 class ServerState:
-    """What the server saw, for tests: chat requests per model name, closed streams."""
+    """What the server saw, for tests: chat requests per model name, closed streams.
+
+    ``requests`` keeps the decoded body of each chat request (the latest
+    ``_RECORDED_LIMIT``), so a test can assert on exactly what a client sent.
+    """
 
     hits: Counter[str] = field(default_factory=Counter)
+    requests: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_RECORDED_LIMIT))
     completed: int = 0
     disconnects: int = 0
     fault_seen: Counter[str] = field(default_factory=Counter)
@@ -92,6 +98,8 @@ class ChatServer:
     async def _chat(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             body = json.loads(await _read_body(receive))
+            if isinstance(body, dict):
+                self.state.requests.append(body)
             messages = _messages(body)
             model = str(body.get("model") or self.options.model)
             headers = dict(scope["headers"])

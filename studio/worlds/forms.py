@@ -19,6 +19,7 @@ from simulator.types import Sampling
 NON_FIELD = "nonfield"
 TRIGGER_FIELDS = ("first_step", "last_step", "action_pattern", "tool", "probability", "seed")
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "seed")
+OPTIONAL_SAMPLING_FIELDS = ("top_p", "top_k", "seed")
 CRITERION_FIELDS = ("kind", "pattern", "path", "value", "description", "reward", "terminate")
 
 
@@ -245,14 +246,14 @@ def sampling_from_post(data: Mapping[str, str]) -> Parsed:
     for name in SAMPLING_FIELDS:
         text = _text(data, f"sampling-{name}").strip()
         kind: type[int] | type[float] = int if name in ("top_k", "max_tokens", "seed") else float
-        if name == "seed" and not text:
-            values[name] = None
+        if name in OPTIONAL_SAMPLING_FIELDS and not text:
+            values[name] = None  # not sent: the server's (the model's) default applies
             continue
         values[name] = number(parsed, f"sampling-{name}", text, kind)
     if parsed.ok:
         if not 0 <= values["temperature"] <= 2:
             parsed.add("sampling-temperature", "must be between 0 and 2")
-        if not 0 < values["top_p"] <= 1:
+        if values["top_p"] is not None and not 0 < values["top_p"] <= 1:
             parsed.add("sampling-top_p", "must be in (0, 1]")
         if values["max_tokens"] < 1:
             parsed.add("sampling-max_tokens", "must be at least 1")

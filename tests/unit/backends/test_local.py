@@ -42,6 +42,12 @@ def test_greedy_and_sampling_settings_map_onto_generate():
     assert (sampled["do_sample"], sampled["temperature"], sampled["top_k"]) == (True, 0.7, None)
 
 
+def test_a_reasoning_budget_is_capped_for_the_small_cpu_model():
+    tokenizer = SimpleNamespace(pad_token_id=0, eos_token_id=2)
+    kwargs = local_module.generation_kwargs(Sampling(max_tokens=16384), tokenizer)
+    assert kwargs["max_new_tokens"] == local_module.MAX_NEW_TOKENS < 16384
+
+
 async def test_a_missing_model_is_unavailable_and_unhealthy(tmp_path):
     backend = LocalBackend(tmp_path / "absent.gguf")
     assert not (await backend.health()).ok

@@ -9,8 +9,9 @@ import httpx
 import pytest
 
 from simulator.backends import ModelRequest, OpenAIBackend
+from simulator.backends.openai_http import chat_completions_url
 from simulator.errors import BackendHTTPError, BackendUnavailable, StreamInterrupted
-from simulator.types import Message, Sampling
+from simulator.types import EVAL_SAMPLING, Message, Sampling
 
 KEY = "sk-very-secret-key-123"
 MESSAGES: tuple[Message, ...] = ({"role": "user", "content": "hi"},)
@@ -68,6 +69,24 @@ async def test_the_body_carries_sampling_and_sglang_extras():
     assert body["regex"] == "[a-z]+"
     assert body["chat_template_kwargs"] == {"enable_thinking": False}
     assert body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+async def test_default_sampling_sends_only_what_eval_py_sends():
+    backend = OpenAIBackend("http://model.test/v1/", "qwen")
+    body = backend.request_body(ModelRequest(messages=MESSAGES, sampling=EVAL_SAMPLING))
+    sent = {
+        k: v for k, v in body.items() if k not in ("model", "messages", "stream", "stream_options")
+    }
+    assert sent == {"max_tokens": 32768, "temperature": 0.6}
+    assert backend.base_url == "http://model.test"
+    await backend.aclose()
+
+
+@pytest.mark.parametrize(
+    "given", ["http://h:30000", "http://h:30000/", "http://h:30000/v1", "http://h:30000/v1/"]
+)
+def test_the_model_url_works_with_or_without_v1(given):
+    assert chat_completions_url(given) == "http://h:30000/v1/chat/completions"
 
 
 async def test_without_sglang_extras_the_non_standard_fields_are_left_out():
