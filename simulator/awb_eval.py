@@ -333,7 +333,7 @@ class AwbPromptBackend:
         self.actions = list(actions)
 
     def rewrite(self, messages: Sequence[Message]) -> tuple[Message, ...]:
-        from simulator.prompting import AWB_PROMPT_SUFFIX, render_awb_observation
+        from simulator.awb_turns import INSTRUCTION, render_observation
 
         users = [m["content"] for m in messages if m["role"] == "user"]
         observations = [m["content"] for m in messages if m["role"] == "assistant"]
@@ -343,12 +343,10 @@ class AwbPromptBackend:
             out.append({"role": "system", "content": self.system_prompt})
         for i in range(turn - 1):
             out.append({"role": "user", "content": self.prompts[i]})
-            out.append({"role": "assistant", "content": render_awb_observation(observations[i])})
+            out.append({"role": "assistant", "content": render_observation(observations[i])})
         action = self.actions[turn - 1]
         control = users[-1][len(action) :] if users[-1].startswith(action) else ""
-        out.append(
-            {"role": "user", "content": self.prompts[turn - 1] + AWB_PROMPT_SUFFIX + control}
-        )
+        out.append({"role": "user", "content": self.prompts[turn - 1] + INSTRUCTION + control})
         return tuple(out)
 
     def stream(self, request: ModelRequest) -> Any:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from simulator.awb_turns import OBSERVATION_MARKER
+
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 OBS_OPEN = "<predicted_observation>"
 OBS_CLOSE = "</predicted_observation>"
-OBSERVATION_MARKER = "**Environment Observation:**"
 
 _THINK_TAG = re.compile(r"</?think>")
 _OBS_BLOCK = re.compile(re.escape(OBS_OPEN) + r"(.*?)" + re.escape(OBS_CLOSE), re.DOTALL)

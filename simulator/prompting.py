@@ -32,14 +32,6 @@ CONTROL_CLOSE = "</simulation_control>"
 CONTROL_PREAMBLE = "Apply these instructions to this observation only:"
 TASK_HEADING = "# The agent's task"
 
-AWB_PROMPT_SUFFIX = (
-    "\n\nPlease analyze the input above and predict the realistic output/response that the "
-    "environment would produce.\n\nFirst, think step by step. Then, provide the simulated "
-    "environment observation wrapped strictly within the "
-    "<predicted_observation></predicted_observation> tags."
-)
-AWB_OBSERVATION_MARKER = "**Environment Observation:**"
-
 
 def domain_for(world: World) -> Domain:
     """The domain that simulates ``world`` (imported lazily: the registry is heavy)."""
@@ -110,22 +102,3 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
     the number as an order of magnitude, not a budget check.
     """
     return sum(math.ceil(len(m["content"]) / 4) + 4 for m in messages)
-
-
-def render_awb_turn(
-    turn: int, action: str, *, current_state: str | None = None, request: bool = False
-) -> str:
-    """One AgentWorldBench prompt turn.
-
-    ``current_state`` (the world's initial screen) appears on turn 1 only;
-    ``request=True`` adds the instruction AgentWorldBench puts on the turn the
-    model must answer.
-    """
-    state = f"**Current State:**\n{current_state}\n\n" if current_state is not None else ""
-    suffix = AWB_PROMPT_SUFFIX if request else ""
-    return f"### Turn {turn}\n{state}**Action:**\n{action}{suffix}"
-
-
-def render_awb_observation(observation: str) -> str:
-    """One AgentWorldBench response: the observation after its marker line."""
-    return f"{AWB_OBSERVATION_MARKER}\n{observation}"

@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from simulator.awb_turns import (
+    INSTRUCTION,
+    OBSERVATION_MARKER,
+    STATE,
+    render_observation,
+    render_turn,
+)
 from simulator.episode import Turn
 from simulator.errors import FormatError
 from simulator.formats._jsonl import lines_of, write_lines
-from simulator.prompting import (
-    AWB_OBSERVATION_MARKER,
-    AWB_PROMPT_SUFFIX,
-    render_awb_observation,
-    render_awb_turn,
-)
 
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "task": str,
@@ -192,17 +193,21 @@ def episode_to_awb_rows(
     t's is the ground truth the judge compares against).
     """
     prompts = [
-        render_awb_turn(i, turn.action, current_state=initial_state if i == 1 else None)
+        render_turn(
+            i,
+            turn.action,
+            sections=[(STATE, initial_state)] if i == 1 and initial_state is not None else [],
+        )
         for i, turn in enumerate(turns, start=1)
     ]
-    responses = [render_awb_observation(turn.observation) for turn in turns]
+    responses = [render_observation(turn.observation) for turn in turns]
     rows = []
     for t in range(1, len(turns) + 1):
         rows.append(
             {
                 "task": task,
                 "id": trajectory_id,
-                "prompt": [*prompts[: t - 1], prompts[t - 1] + AWB_PROMPT_SUFFIX],
+                "prompt": [*prompts[: t - 1], prompts[t - 1] + INSTRUCTION],
                 "response": responses[:t],
                 "current_prompt": prompts[t - 1],
                 "system_str": system_str,
@@ -230,8 +235,8 @@ class AwbTrajectory:
 
 def _unrender_prompt(prompt: str) -> tuple[str | None, str]:
     """(current state, action) of a rendered turn; the whole text when it is not one."""
-    if prompt.endswith(AWB_PROMPT_SUFFIX):
-        prompt = prompt[: -len(AWB_PROMPT_SUFFIX)]
+    if prompt.endswith(INSTRUCTION):
+        prompt = prompt[: -len(INSTRUCTION)]
     match = _TURN.match(prompt)
     if not match:
         return None, prompt
@@ -239,8 +244,8 @@ def _unrender_prompt(prompt: str) -> tuple[str | None, str]:
 
 
 def _unrender_response(response: str) -> str:
-    if response.startswith(AWB_OBSERVATION_MARKER + "\n"):
-        return response[len(AWB_OBSERVATION_MARKER) + 1 :]
+    if response.startswith(OBSERVATION_MARKER + "\n"):
+        return response[len(OBSERVATION_MARKER) + 1 :]
     return response
 
 

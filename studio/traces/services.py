@@ -21,6 +21,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from simulator.awb_eval import RecordedTurn, SimulatedTurnResult, simulate_trace
+from simulator.awb_turns import INSTRUCTION, STATE, render_observation, render_turn
 from simulator.backends import create_backend
 from simulator.errors import FormatError
 from simulator.formats.awb import AwbRow, awb_rows_to_trajectories, iter_awb
@@ -35,7 +36,6 @@ from simulator.judge import (
     turing_messages,
 )
 from simulator.perturbations import Perturbation
-from simulator.prompting import AWB_PROMPT_SUFFIX, render_awb_observation, render_awb_turn
 from simulator.world import World
 from studio.core.endpoints import default_endpoint_spec, describe_spec
 from studio.core.models import Membership, ModelEndpoint, Project, Role
@@ -169,7 +169,7 @@ def _awb_check(
 def _awb_trace_fields(row: AwbRow) -> tuple[dict[str, Any], list[dict[str, str]]]:
     (trajectory,) = awb_rows_to_trajectories([row])
     prompts = list(row.data["prompt"])
-    texts = [p.removesuffix(AWB_PROMPT_SUFFIX) for p in prompts[: len(trajectory.turns)]]
+    texts = [p.removesuffix(INSTRUCTION) for p in prompts[: len(trajectory.turns)]]
     turns = [
         {"action": t.action, "observation": t.observation, "prompt_text": texts[i]}
         for i, t in enumerate(trajectory.turns)
@@ -518,14 +518,16 @@ def awb_row_for(turn: SimulatedTurn) -> dict[str, Any]:
     initial = turn.simulation.trace.metadata.get("initial_state") or None
     prompts = [
         t.prompt_text
-        or render_awb_turn(t.index, t.action, current_state=initial if t.index == 1 else None)
+        or render_turn(
+            t.index, t.action, sections=[(STATE, initial)] if t.index == 1 and initial else []
+        )
         for t in trace_turns
     ]
     return {
         "task": turn.simulation.trace.task or turn.simulation.trace.domain,
         "id": turn.simulation.trace.external_id,
         "prompt": prompts[: turn.index],
-        "response": [render_awb_observation(t.observation) for t in trace_turns[: turn.index]],
+        "response": [render_observation(t.observation) for t in trace_turns[: turn.index]],
         "current_prompt": prompts[turn.index - 1],
         "turn_idx": turn.index,
     }
@@ -710,14 +712,14 @@ def _trace_awb_rows(trace: Trace) -> list[dict[str, Any]]:
     turns = list(trace.turns.all())
     if trace.source == TraceSource.AWB and all(t.prompt_text for t in turns):
         prompts = [t.prompt_text for t in turns]
-        responses = [render_awb_observation(t.observation) for t in turns]
+        responses = [render_observation(t.observation) for t in turns]
         identifier = json.loads(trace.external_id)
         total = int(trace.metadata.get("total_turns", len(turns)))
         return [
             {
                 "task": trace.task,
                 "id": identifier,
-                "prompt": [*prompts[: t - 1], prompts[t - 1] + AWB_PROMPT_SUFFIX],
+                "prompt": [*prompts[: t - 1], prompts[t - 1] + INSTRUCTION],
                 "response": responses[:t],
                 "current_prompt": prompts[t - 1],
                 "system_str": trace.system_prompt,

@@ -1,25 +1,17 @@
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from simulator.episode import Turn
 from simulator.errors import InvalidWorld
 from simulator.prompting import (
-    AWB_PROMPT_SUFFIX,
     CONTROL_OPEN,
     build_messages,
     estimate_tokens,
-    render_awb_observation,
-    render_awb_turn,
     render_transcript,
     shared_prefix_chars,
 )
 from tests.unit.engine.fakes import make_world
-
-AWB = Path(__file__).resolve().parents[2] / "fixtures/agentworldbench/synthetic_terminal.jsonl"
 
 
 def test_it_builds_system_history_and_current_action():
@@ -71,19 +63,4 @@ def test_estimate_tokens_is_chars_over_four_plus_overhead():
             [{"role": "user", "content": "x" * 40}, {"role": "assistant", "content": "y"}]
         )
         == 10 + 4 + 1 + 4
-    )
-
-
-def test_awb_rendering_matches_the_fixture_exactly():
-    rows = [json.loads(line) for line in AWB.read_text().splitlines()]
-    last = rows[-1]
-    actions = [
-        p.split("**Action:**\n", 1)[1].removesuffix(AWB_PROMPT_SUFFIX) for p in last["prompt"]
-    ]
-    assert render_awb_turn(1, actions[0], current_state="root@host:/app#") == last["prompt"][0]
-    assert render_awb_turn(2, actions[1]) == last["prompt"][1]
-    assert render_awb_turn(3, actions[2], request=True) == last["prompt"][2]
-    assert render_awb_turn(3, actions[2]) == last["current_prompt"]
-    assert (
-        render_awb_observation("root@host:/app# pwd\n/app\nroot@host:/app#") == last["response"][0]
     )
