@@ -6,11 +6,19 @@ model's answer (routing reasoning and observation deltas to ``on_delta``),
 parses it, applies enforced perturbations, runs the domain's verifiers and
 returns a :class:`~simulator.episode.StepResult`. It holds no state between calls.
 
+The request is written in ``state.layout`` (``plain`` or ``agentworld``, see
+:mod:`simulator.prompting`), with ``state.system_template`` as the system prompt
+when given in the agentworld layout; either way each request extends the last.
+
 Cancelling the task that awaits :func:`step` closes the backend stream at once
 (generation stops) and the ``CancelledError`` propagates. Backend errors
-propagate unchanged; an answer with no observation at all raises
-:class:`~simulator.errors.MalformedOutput`. Enforced latency is never slept:
-the simulated delay is recorded on its firing (``simulated_delay_ms``).
+propagate unchanged; an answer cut off by ``max_tokens``
+(``finish_reason="length"``) before any observation raises
+:class:`~simulator.errors.OutputCutOff`, any other answer with no observation
+at all :class:`~simulator.errors.MalformedOutput`. A cut-off answer that has a
+(partial) observation is returned, its ``finish_reason`` saying so. Enforced
+latency is never slept: the simulated delay is recorded on its firing
+(``simulated_delay_ms``).
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from typing import Literal
 from simulator.backends.base import Backend, Chunk, ModelRequest
 from simulator.domains.base import Action
 from simulator.episode import Delta, EpisodeState, StepResult, Timings
-from simulator.errors import MalformedOutput
+from simulator.errors import MalformedOutput, OutputCutOff
 from simulator.parsing import StreamSplitter, parse_output
 from simulator.perturbations import (
     Perturbation,
@@ -98,6 +106,8 @@ async def step(
         action,
         instructions=[str(f.details["instruction"]) for f in prompted],
         task=state.task or None,
+        layout=state.layout,
+        system_template=state.system_template,
     )
     request = ModelRequest(messages=tuple(messages), sampling=state.sampling or world.sampling)
 
@@ -131,6 +141,8 @@ async def step(
     raw_output = "".join(content)
     parsed = parse_output(raw_output)
     if not parsed.observation.strip():
+        if finish_reason == "length":
+            raise OutputCutOff(request.sampling.max_tokens, usage.completion_tokens)
         raise MalformedOutput(
             f"no observation in the model's output ({len(raw_output)} chars, "
             f"finish_reason={finish_reason!r})"

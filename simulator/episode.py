@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from simulator.errors import FormatError
 from simulator.perturbations import Firing, Perturbation
-from simulator.types import Message, Sampling, Usage
+from simulator.types import Message, PromptLayout, Sampling, Usage
 from simulator.verifiers import VerifierResult
 from simulator.world import World
 
@@ -131,7 +131,11 @@ class EpisodeState:
     """Where an episode stands: the world, the task, the history and the rules.
 
     ``seed`` decides which probabilistic perturbations fire; ``sampling``
-    overrides the world's sampling settings.
+    overrides the world's sampling settings. ``layout`` is how requests are
+    written (:mod:`simulator.prompting`): ``plain`` unless the caller knows its
+    model, because only Qwen-AgentWorld was trained on the ``agentworld`` turn
+    text. ``system_template`` is an official system prompt to fill in its place
+    of the domain's (agentworld layout only).
     """
 
     world: World
@@ -140,6 +144,8 @@ class EpisodeState:
     perturbations: tuple[Perturbation, ...] = ()
     seed: int = 0
     sampling: Sampling | None = None
+    layout: PromptLayout = "plain"
+    system_template: str | None = None
 
     @property
     def next_step(self) -> int:

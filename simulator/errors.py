@@ -2,7 +2,10 @@
 
 Callers catch the narrowest class they can act on: the studio shows an
 ``InvalidAction`` at the composer, retries nothing on ``MalformedOutput`` and
-offers "retry" on any ``BackendError``.
+offers "retry" on any ``BackendError``. An answer cut off by ``max_tokens``
+before any observation is an ``OutputCutOff``, not a ``MalformedOutput``: the
+model answered within its format but ran out of room (a reasoning model can
+think for thousands of tokens), so trying again, or with more tokens, may work.
 
     SimulatorError
     ├── InvalidAction          the agent's action does not fit the domain's schema
@@ -15,7 +18,8 @@ offers "retry" on any ``BackendError``.
         ├── BackendTimeout         no answer (or no next token) in time
         ├── BackendHTTPError       a non-2xx answer (``status``)
         │   └── BackendRateLimited     HTTP 429
-        └── StreamInterrupted      the stream broke after the first token
+        ├── StreamInterrupted      the stream broke after the first token
+        └── OutputCutOff           ``max_tokens`` ran out before any observation (``max_tokens``)
 """
 
 from __future__ import annotations
@@ -83,3 +87,14 @@ class BackendRateLimited(BackendHTTPError):
 
 class StreamInterrupted(BackendError):
     """The stream broke after tokens had arrived; never retried automatically."""
+
+
+class OutputCutOff(BackendError):
+    """The model stopped at ``max_tokens`` (``finish_reason="length"``) with no observation yet."""
+
+    def __init__(self, max_tokens: int, completion_tokens: int = 0) -> None:
+        self.max_tokens = max_tokens
+        used = f" after {completion_tokens} tokens" if completion_tokens else ""
+        super().__init__(
+            f"cut off (max_tokens {max_tokens}): the model stopped{used} with no observation"
+        )

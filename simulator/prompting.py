@@ -3,24 +3,43 @@
 A request is: the system prompt (the domain's template with the world, plus the
 agent's task, which never changes during an episode), then one user message per
 past action and one assistant message per observation *exactly as the agent saw
-it* (after enforced perturbations), then the current action.
+it* (after enforced perturbations), then the current action. Two layouts
+(:data:`~simulator.types.PromptLayout`) write those turns:
+
+``plain``
+    A user turn is the bare action, an assistant turn the bare observation; the
+    answer instruction lives in the system prompt. For models other than
+    Qwen-AgentWorld.
+``agentworld``
+    AgentWorldBench's turn text (:mod:`simulator.awb_turns`), the layout every
+    published Qwen-AgentWorld result was measured in: ``### Turn N`` user turns
+    with the fenced action, the first one carrying the world's initial state
+    (and, for os, the agent's task) in sections the domain names; assistant
+    turns are the observation after its marker. The benchmark's answer
+    instruction ends the current turn only. The system prompt is the domain's
+    without the initial state (the first turn has it), or an official template
+    filled by :func:`fill_system_template`.
 
 Control instructions from prompted perturbations are appended to the current
-user message only, in a delimited block, and are never carried into history:
-a past turn's user message is its bare action. So every message of request k
-except its last (the current user message) reappears byte for byte at the start
-of request k+1, and SGLang's radix cache reuses the whole history. The world
-model's reasoning is never fed back.
+user message only, in a delimited block (before the answer instruction), and are
+never carried into history: a past turn's user message is its action as
+rendered without them. So every message of request k except its last (the
+current user message) reappears byte for byte at the start of request k+1, and
+SGLang's radix cache reuses the whole history. The world model's reasoning is
+never fed back.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from simulator.awb_turns import INSTRUCTION, render_observation, render_turn
 from simulator.errors import InvalidWorld
-from simulator.types import Message
+from simulator.types import Message, PromptLayout
 
 if TYPE_CHECKING:
     from simulator.domains.base import Domain
@@ -43,12 +62,75 @@ def domain_for(world: World) -> Domain:
         raise InvalidWorld([f"domain: unknown domain {world.domain!r}"]) from None
 
 
-def system_message(world: World, task: str | None = None) -> Message:
-    """The system prompt: the domain's, plus the agent's task when there is one."""
-    content = domain_for(world).system_prompt(world)
-    if task:
+def system_message(
+    world: World,
+    task: str | None = None,
+    *,
+    layout: PromptLayout = "plain",
+    template: str | None = None,
+) -> Message:
+    """The system prompt: the domain's, plus the agent's task when there is one.
+
+    In the agentworld layout the initial state is left to the first turn, an
+    official ``template`` replaces the domain's prompt when given, and a task
+    the domain puts in the first turn is not repeated here.
+    """
+    domain = domain_for(world)
+    if layout == "plain":
+        content = domain.system_prompt(world)
+    elif template is not None:
+        content = fill_system_template(template, world)
+    else:
+        from simulator.domains._prompt import without_initial_state  # lazily, as domain_for
+
+        content = without_initial_state(domain.system_prompt(world), world)
+    if task and not (layout == "agentworld" and domain.task_in_first_turn):
         content = f"{content}\n\n{TASK_HEADING}\n\n{task}"
     return {"role": "system", "content": content}
+
+
+_PLACEHOLDER = re.compile(r"\{(tool_definitions|demonstrations)\}")
+
+
+def fill_system_template(template: str, world: World) -> str:
+    """An official system-prompt template with this world's tools and demonstrations.
+
+    ``{tool_definitions}`` becomes the world's tools as JSON, ``{demonstrations}``
+    its ``extras["demonstrations"]`` (``{action, observation}`` pairs) as
+    benchmark turns; either is empty text when the world has none. The
+    templates contain JSON braces, so ``str.format`` cannot fill them; the two
+    names are replaced in one pass, so a tool description that happens to
+    contain ``{demonstrations}`` is left as written.
+    """
+    domain = domain_for(world)
+    tools = domain.tool_definitions(world)
+    values = {
+        "tool_definitions": json.dumps(tools, ensure_ascii=False, indent=2) if tools else "",
+        "demonstrations": _demonstrations(world),
+    }
+    return _PLACEHOLDER.sub(lambda match: values[match[1]], template)
+
+
+def _demonstrations(world: World) -> str:
+    demonstrations = world.extras.get("demonstrations")
+    if not isinstance(demonstrations, list):
+        return ""
+    fence = domain_for(world).action_fence
+    pairs = [
+        (str(item["action"]), str(item["observation"]))
+        for item in demonstrations
+        if isinstance(item, dict) and "action" in item and "observation" in item
+    ]
+    return "\n\n".join(
+        f"{render_turn(index, action, fence=_fence(action, fence))}\n\n"
+        f"{render_observation(observation)}"
+        for index, (action, observation) in enumerate(pairs, 1)
+    )
+
+
+def _fence(action: str, fence: str | None) -> str | None:
+    """The fence for ``action``: none when the agent already fenced it (never doubled)."""
+    return None if action.startswith("```") else fence
 
 
 def with_instructions(action: str, instructions: Sequence[str]) -> str:
@@ -66,13 +148,41 @@ def build_messages(
     *,
     instructions: Sequence[str] = (),
     task: str | None = None,
+    layout: PromptLayout = "plain",
+    system_template: str | None = None,
 ) -> list[Message]:
-    """The request for the next step (see the module docstring for the prefix property)."""
-    messages: list[Message] = [system_message(world, task)]
+    """The request for the next step (see the module docstring for both layouts).
+
+    ``system_template`` (agentworld layout only) is an official system prompt
+    for :func:`fill_system_template`.
+    """
+    messages: list[Message] = [system_message(world, task, layout=layout, template=system_template)]
+    if layout == "agentworld":
+        return messages + _agentworld_turns(world, history, action, instructions, task or "")
     for turn in history:
         messages.append({"role": "user", "content": turn.action})
         messages.append({"role": "assistant", "content": turn.observation})
     messages.append({"role": "user", "content": with_instructions(action, instructions)})
+    return messages
+
+
+def _agentworld_turns(
+    world: World, history: Sequence[Turn], action: str, instructions: Sequence[str], task: str
+) -> list[Message]:
+    domain = domain_for(world)
+    first = domain.first_turn_sections(world, task)
+
+    def turn_text(index: int, turn_action: str) -> str:
+        sections = first if index == 1 else ()
+        fence = _fence(turn_action, domain.action_fence)
+        return render_turn(index, turn_action, fence=fence, sections=sections)
+
+    messages: list[Message] = []
+    for index, turn in enumerate(history, 1):
+        messages.append({"role": "user", "content": turn_text(index, turn.action)})
+        messages.append({"role": "assistant", "content": render_observation(turn.observation)})
+    current = with_instructions(turn_text(len(history) + 1, action), instructions)
+    messages.append({"role": "user", "content": current + INSTRUCTION})
     return messages
 
 

@@ -7,6 +7,12 @@ from typing import Any, Literal, TypedDict
 
 Role = Literal["system", "user", "assistant"]
 
+#: How a request lays out an episode (see :mod:`simulator.prompting`): ``agentworld``
+#: is AgentWorldBench's turn text, the layout Qwen-AgentWorld was trained and
+#: measured in; ``plain`` sends bare actions and observations, for other models.
+PromptLayout = Literal["agentworld", "plain"]
+PROMPT_LAYOUTS: tuple[PromptLayout, ...] = ("agentworld", "plain")
+
 
 class Message(TypedDict):
     """One chat message as OpenAI-compatible servers take it."""

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from simulator.world import World
 
 OBSERVATION_TAG = "predicted_observation"
+INITIAL_STATE_HEADING = "## Initial state (what the agent saw first)"
 
 
 def dump_json(value: Any) -> str:
@@ -42,7 +43,7 @@ def build_prompt(
     if world.premise.strip():
         parts += ["## Premise", world.premise.strip()]
     if world.initial_observation.strip():
-        parts += ["## Initial state (what the agent saw first)", world.initial_observation.strip()]
+        parts += [INITIAL_STATE_HEADING, world.initial_observation.strip()]
     for heading, body in sections:
         if body.strip():
             parts += [f"## {heading}", body.strip()]
@@ -63,3 +64,18 @@ def build_prompt(
         f"<{OBSERVATION_TAG}></{OBSERVATION_TAG}> tags.",
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def without_initial_state(prompt: str, world: World) -> str:
+    """``prompt`` less the initial-state section :func:`build_prompt` put in it.
+
+    The agentworld layout shows the initial state in the first turn instead, as
+    the benchmark does; said twice it would cost tokens and invite the model to
+    "continue" from the copy in the system prompt. Every built-in domain builds
+    its prompt here, so the section is found by its exact text; a prompt built
+    otherwise comes back unchanged.
+    """
+    state = world.initial_observation.strip()
+    if not state:
+        return prompt
+    return prompt.replace(f"\n\n{INITIAL_STATE_HEADING}\n\n{state}", "", 1)

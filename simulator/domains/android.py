@@ -98,6 +98,7 @@ class AndroidDomain(Domain):
     title = "Android"
     observation_formats = (UIAUTOMATOR_XML, ANDROID_ELEMENTS)
     renderer = UIAUTOMATOR_XML
+    action_fence = "json"
 
     def system_prompt(self, world: World) -> str:
         written_as = self.detect_format(world.initial_observation) or UIAUTOMATOR_XML

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from simulator.awb_turns import STATE, TASK
+
 if TYPE_CHECKING:
     from simulator.world import World
 
@@ -46,6 +48,29 @@ class Domain(ABC):
     renderer: ClassVar[str]
     #: True when observations are JSON and constrained decoding may be asked for.
     json_observations: ClassVar[bool] = False
+    #: The fence language of an action in AgentWorldBench's turn text (None: not fenced).
+    action_fence: ClassVar[str | None] = None
+    #: True when the benchmark states the agent's task in the first turn, not the system prompt.
+    task_in_first_turn: ClassVar[bool] = False
+
+    def first_turn_sections(self, world: World, task: str) -> list[tuple[str, str]]:
+        """The sections of turn 1 before its action, in the agentworld layout.
+
+        The world's initial state opens the episode the way the benchmark's rows
+        do, so the model sees it where it was trained to; a domain whose rows
+        carry the task there too (os) gets it first.
+        """
+        sections = [(TASK, task)] if self.task_in_first_turn and task else []
+        if world.initial_observation.strip():
+            sections.append((STATE, world.initial_observation))
+        return sections
+
+    def tool_definitions(self, world: World) -> list[Mapping[str, Any]]:
+        """The tools the agent may call in ``world`` (``extras["tools"]``), for prompt templates."""
+        tools = world.extras.get("tools", [])
+        return (
+            [tool for tool in tools if isinstance(tool, Mapping)] if isinstance(tools, list) else []
+        )
 
     @abstractmethod
     def system_prompt(self, world: World) -> str:

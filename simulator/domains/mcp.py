@@ -62,6 +62,7 @@ class McpDomain(Domain):
     title = "MCP tools"
     observation_formats = (JSON, TEXT)
     renderer = JSON
+    action_fence = "json"
     json_observations = True
     #: A tool may legitimately return nothing (tau-bench's ``think`` does).
     allows_empty_observation = True

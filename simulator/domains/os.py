@@ -99,6 +99,8 @@ class OsDomain(Domain):
     title = "Desktop"
     observation_formats = (OS_A11Y,)
     renderer = OS_A11Y
+    action_fence = "python"
+    task_in_first_turn = True
 
     def system_prompt(self, world: World) -> str:
         screen = world.extras.get("screen")

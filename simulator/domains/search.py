@@ -53,6 +53,7 @@ class SearchDomain(Domain):
     title = "Web search"
     observation_formats = (TEXT, JSON)
     renderer = TEXT
+    action_fence = "json"
 
     def system_prompt(self, world: World) -> str:
         corpus = world.extras.get("corpus")

@@ -80,6 +80,7 @@ class SweDomain(Domain):
     title = "Software engineering"
     observation_formats = (TERMINAL,)
     renderer = TERMINAL
+    action_fence = "json"
     allows_empty_observation = True
 
     def system_prompt(self, world: World) -> str:

@@ -40,6 +40,7 @@ class TerminalDomain(Domain):
     title = "Terminal"
     observation_formats = (TERMINAL,)
     renderer = TERMINAL
+    action_fence = "json"
     #: A command may print nothing (``mkdir x``).
     allows_empty_observation = True
 

@@ -79,6 +79,7 @@ class WebDomain(Domain):
     title = "Web browsing"
     observation_formats = (HTML, AXTREE, ARIA_YAML)
     renderer = HTML
+    action_fence = "python"
 
     def observation_format_of(self, world: World) -> str:
         """The format this world's pages are written in: that of its initial page, else HTML."""

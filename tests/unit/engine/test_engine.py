@@ -3,13 +3,21 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
 from simulator.backends.base import Chunk, ModelRequest
 from simulator.engine import step
 from simulator.episode import Delta, EpisodeState, StepResult, Turn
-from simulator.errors import BackendRateLimited, InvalidAction, MalformedOutput, StreamInterrupted
+from simulator.errors import (
+    BackendError,
+    BackendRateLimited,
+    InvalidAction,
+    MalformedOutput,
+    OutputCutOff,
+    StreamInterrupted,
+)
 from simulator.perturbations import Perturbation, Trigger
 from simulator.prompting import CONTROL_OPEN
 from simulator.types import Sampling, Usage
@@ -69,10 +77,41 @@ async def test_an_invalid_action_is_refused_before_the_backend_is_called():
 
 async def test_an_answer_without_observation_is_malformed():
     backend = FakeBackend(
-        [[Chunk("content", "<think>never finished"), Chunk("finish", finish_reason="length")]]
+        [[Chunk("content", "<think>only thoughts</think>"), Chunk("finish", finish_reason="stop")]]
     )
-    with pytest.raises(MalformedOutput, match="finish_reason='length'"):
+    with pytest.raises(MalformedOutput, match="finish_reason='stop'"):
         await step(state(), "ls", backend)
+
+
+async def test_an_answer_cut_off_before_its_observation_is_a_retryable_cut_off():
+    backend = FakeBackend(
+        [
+            [
+                Chunk("content", "<think>never finished"),
+                Chunk("usage", usage=Usage(completion_tokens=300)),
+                Chunk("finish", finish_reason="length"),
+            ]
+        ]
+    )
+    with pytest.raises(OutputCutOff) as caught:
+        await step(replace(state(), sampling=Sampling(max_tokens=300)), "ls", backend)
+    assert isinstance(caught.value, BackendError) and not isinstance(caught.value, MalformedOutput)
+    assert caught.value.max_tokens == 300
+    assert str(caught.value).startswith("cut off (max_tokens 300): the model stopped after 300")
+
+
+async def test_an_answer_cut_off_inside_its_observation_keeps_the_partial_observation():
+    backend = FakeBackend(
+        [
+            [
+                Chunk("reasoning", "thinking"),
+                Chunk("content", "<predicted_observation>total 8\ndrwx"),
+                Chunk("finish", finish_reason="length"),
+            ]
+        ]
+    )
+    result = await step(state(), "ls", backend)
+    assert result.observation == "total 8\ndrwx" and result.finish_reason == "length"
 
 
 @pytest.mark.parametrize("error", [BackendRateLimited(429, "slow down"), StreamInterrupted("cut")])
