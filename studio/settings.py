@@ -161,6 +161,9 @@ MODEL_NAME = env(
 )
 MODEL_API_KEY = env("STUDIO_MODEL_API_KEY")
 MODEL_CACHE_DIR = Path(env("STUDIO_MODEL_CACHE_DIR", str(VAR_DIR / "models")))
+# A Qwen-AgentWorld checkout's prompts/ folder: agentworld-layout episodes then use
+# its <domain>/system_prompt.txt instead of the studio's own system prompts.
+AGENTWORLD_PROMPTS = env("STUDIO_AGENTWORLD_PROMPTS")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -1,13 +1,31 @@
-"""The world-model endpoint the studio uses when a world or scenario names none."""
+"""The world-model endpoint the studio uses when a world or scenario names none, and
+how requests to an endpoint are laid out.
+
+An endpoint's prompt layout (:data:`simulator.types.PromptLayout`) is studio
+configuration, not a backend setting: it lives in ``ModelEndpoint.config`` under
+:data:`PROMPT_LAYOUT_KEY`, is never passed to ``create_backend`` (which refuses
+keys it does not know), and defaults by model name, because only
+Qwen-AgentWorld was trained on the ``agentworld`` layout.
+"""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from simulator.backends.openai_http import chat_completions_url
+from simulator.types import PROMPT_LAYOUTS, PromptLayout
+
 if TYPE_CHECKING:
     from simulator.backends import Backend
+    from studio.core.models import ModelEndpoint
+
+logger = logging.getLogger(__name__)
+
+PROMPT_LAYOUT_KEY = "prompt_layout"
 
 
 def default_endpoint_spec() -> dict[str, Any]:
@@ -23,9 +41,13 @@ def default_endpoint_spec() -> dict[str, Any]:
 
 
 def describe_spec(spec: dict[str, Any]) -> str:
-    """Where an endpoint points, without its API key."""
+    """Where an endpoint points, without its API key: for a server, the URL actually called.
+
+    ``base_url`` may be written with or without ``/v1``; showing the URL the
+    backend posts to settles which one a deployment really uses.
+    """
     if spec["kind"] == "openai":
-        return f"{spec['base_url']} ({spec.get('model', '')})"
+        return f"{chat_completions_url(spec['base_url'])} ({spec.get('model', '')})"
     if spec["kind"] == "local":
         return f"local: {spec.get('model_path') or 'embedded SmolLM2-135M-Instruct'}"
     return str(spec["kind"])
@@ -36,3 +58,41 @@ def default_backend() -> Backend:
     from simulator.backends import create_backend
 
     return create_backend(default_endpoint_spec())
+
+
+def layout_for_model(model: str) -> PromptLayout:
+    """The layout a model gets unless its endpoint says otherwise.
+
+    Qwen-AgentWorld models (any name containing "agentworld") get the layout all
+    their published results were measured in; any other model (the embedded
+    SmolLM2) gets ``plain``, which needs no knowledge of the benchmark's turns.
+    """
+    return "agentworld" if "agentworld" in model.lower() else "plain"
+
+
+def prompt_layout(endpoint: ModelEndpoint | None) -> PromptLayout:
+    """The layout of requests to ``endpoint`` (None: the deployment's default endpoint)."""
+    if endpoint is None:
+        return layout_for_model(str(default_endpoint_spec().get("model", "")))
+    chosen = endpoint.config.get(PROMPT_LAYOUT_KEY)
+    for layout in PROMPT_LAYOUTS:
+        if chosen == layout:
+            return layout
+    return layout_for_model(endpoint.model)
+
+
+def official_system_template(domain: str) -> str | None:
+    """``<AGENTWORLD_PROMPTS>/<domain>/system_prompt.txt``, or None when unset or missing.
+
+    A deployment that points ``STUDIO_AGENTWORLD_PROMPTS`` at a Qwen-AgentWorld
+    checkout's ``prompts/`` folder runs agentworld-layout episodes on the
+    model's own system prompts; a domain without one keeps the studio's prompt.
+    """
+    if not settings.AGENTWORLD_PROMPTS:
+        return None
+    path = Path(settings.AGENTWORLD_PROMPTS) / domain / "system_prompt.txt"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        logger.warning("no official system prompt for %s at %s", domain, path)
+        return None

@@ -12,7 +12,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
 
-from studio.core.endpoints import default_endpoint_spec, describe_spec
+from studio.core.endpoints import default_endpoint_spec, describe_spec, prompt_layout
 
 TIMEOUT_S = 3.0
 
@@ -75,7 +75,11 @@ async def check_world_model() -> Check:
     from studio.core.endpoints import default_backend
 
     spec = default_endpoint_spec()
-    extra = {"kind": spec["kind"], "endpoint": describe_spec(spec)}
+    extra = {
+        "kind": spec["kind"],
+        "endpoint": describe_spec(spec),
+        "prompt_layout": prompt_layout(None),
+    }
     try:
         backend = default_backend()
     except Exception as exc:
@@ -86,7 +90,11 @@ async def check_world_model() -> Check:
         return Check(False, f"{extra['endpoint']}: {exc!r}", extra)
     finally:
         await backend.aclose()
-    return Check(health.ok, f"{extra['endpoint']}: {health.detail}", extra)
+    return Check(
+        health.ok,
+        f"{extra['endpoint']}, {extra['prompt_layout']} prompt layout: {health.detail}",
+        extra,
+    )
 
 
 def run_checks() -> dict[str, Any]:

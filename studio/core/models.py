@@ -11,6 +11,9 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from simulator.types import PromptLayout
+from studio.core.endpoints import PROMPT_LAYOUT_KEY, prompt_layout
+
 
 class Role(models.TextChoices):
     OWNER = "owner", "Owner"
@@ -91,9 +94,15 @@ class ModelEndpoint(models.Model):
     def __repr__(self) -> str:
         return f"<ModelEndpoint {self.name!r} {self.kind} {self.base_url or self.model}>"
 
+    @property
+    def prompt_layout(self) -> PromptLayout:
+        """How requests to this endpoint are laid out (``config["prompt_layout"]`` or by model)."""
+        return prompt_layout(self)
+
     def to_spec(self) -> dict[str, Any]:
-        """The backend spec ``simulator.backends.create_backend`` takes."""
-        spec: dict[str, Any] = {"kind": self.kind, **self.config}
+        """The backend spec ``simulator.backends.create_backend`` takes (no prompt layout)."""
+        backend_config = {k: v for k, v in self.config.items() if k != PROMPT_LAYOUT_KEY}
+        spec: dict[str, Any] = {"kind": self.kind, **backend_config}
         if self.base_url:
             spec["base_url"] = self.base_url
         if self.model:

@@ -78,6 +78,9 @@ class StepRun:
     def __init__(self, step_id: int) -> None:
         self.step_id = step_id
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="step-db")
+        #: How the request was made, kept with the step whatever its outcome, so its
+        #: page can say which layout the model saw and what a cut-off ran into.
+        self.request_telemetry: dict[str, Any] = {}
 
     async def db(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._db, function, *args)
@@ -104,6 +107,10 @@ class StepRun:
 
     async def _run(self) -> None:
         step, state, spec, criteria = await self.db(self._load)
+        self.request_telemetry = {
+            "prompt_layout": state.layout,
+            "max_tokens": (state.sampling or state.world.sampling).max_tokens,
+        }
         layer = get_channel_layer()
         group = step.episode.group_name
         stream = _Stream(layer, group, step)
@@ -172,6 +179,7 @@ class StepRun:
     ) -> None:
         outcome = evaluate_success(criteria, result.observation)
         telemetry: dict[str, Any] = {
+            **self.request_telemetry,
             **result.timings.to_dict(),
             **asdict(result.usage),
             "finish_reason": result.finish_reason,
@@ -212,6 +220,7 @@ class StepRun:
             status=status,
             error=error[:4000],
             error_kind=kind[:60],
+            telemetry=self.request_telemetry,
             partial_observation=stream.sent["observation"],
             partial_reasoning=stream.sent["reasoning"],
             partial_seq=stream.seq,

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from simulator.domains import domain_names
-from simulator.errors import InvalidAction, InvalidPerturbation
+from simulator.errors import InvalidAction, InvalidPerturbation, OutputCutOff
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.prompting import domain_for
 from studio.core.access import get_for_member, get_project_for, membership_for, projects_for
@@ -65,6 +65,10 @@ def step_context(step: Step, can_edit: bool) -> dict[str, Any]:
         "retryable": can_edit and step.status in (StepStatus.FAILED, StepStatus.CANCELLED),
         "forkable": can_edit and step.status == StepStatus.DONE,
         "telemetry": telemetry,
+        # A max_tokens cut is the model running out of room, never a malformed answer:
+        # a failed step had no observation yet, a done one may have a partial one.
+        "cut_off": step.error_kind == OutputCutOff.__name__
+        or (step.status == StepStatus.DONE and telemetry.get("finish_reason") == "length"),
         "verifiers_failed": sum(1 for v in step.verifiers if not v.get("passed")),
     }
 
