@@ -111,7 +111,8 @@ async def step(
     )
     request = ModelRequest(messages=tuple(messages), sampling=state.sampling or world.sampling)
 
-    splitter = StreamSplitter()
+    # Told to think first, a Qwen-AgentWorld answer has only its observation in tags.
+    splitter = StreamSplitter("reasoning" if state.layout == "agentworld" else "observation")
     content: list[str] = []
     reasoning: list[str] = []
     usage = Usage()

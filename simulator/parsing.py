@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from simulator.awb_turns import OBSERVATION_MARKER
 
@@ -117,15 +118,21 @@ _TAGS = (THINK_OPEN, THINK_CLOSE, OBS_OPEN, OBS_CLOSE)
 class StreamSplitter:
     """Route streamed content text live: ``feed(chunk) -> (reasoning, observation)``.
 
-    Text inside ``<think>`` goes to reasoning, everything else (minus the tags) to
-    the observation. A tag split across chunks is held back until it can be told
-    apart from text. Text streamed before an orphan ``</think>`` has already gone
-    out as observation; the final :func:`parse_output` corrects it.
+    Text inside ``<think>`` goes to reasoning and text inside
+    ``<predicted_observation>`` to the observation; other text goes to
+    ``outside``: the observation by default, reasoning when the model was told
+    to think before a tagged observation (the agentworld layout), so a model
+    served without a reasoning parser, whose thoughts end at an orphan
+    ``</think>``, still streams them into the reasoning pane. A tag split across
+    chunks is held back until it can be told apart from text. Whatever went to
+    the wrong pane is corrected by the final :func:`parse_output`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, outside: Literal["reasoning", "observation"] = "observation") -> None:
         self._pending = ""
         self._depth = 0
+        self._in_observation = False
+        self._outside = outside
 
     def feed(self, chunk: str) -> tuple[str, str]:
         text = self._pending + chunk
@@ -153,6 +160,8 @@ class StreamSplitter:
                 self._depth += 1
             elif tag == THINK_CLOSE:
                 self._depth = max(0, self._depth - 1)
+            else:
+                self._in_observation = tag == OBS_OPEN
             position = start + len(tag)
         self._route(text[position:], reasoning, observation)
         return "".join(reasoning), "".join(observation)
@@ -166,5 +175,11 @@ class StreamSplitter:
         return "".join(reasoning), "".join(observation)
 
     def _route(self, text: str, reasoning: list[str], observation: list[str]) -> None:
-        if text:
-            (reasoning if self._depth else observation).append(text)
+        if not text:
+            return
+        if self._depth:
+            reasoning.append(text)
+        elif self._in_observation or self._outside == "observation":
+            observation.append(text)
+        else:
+            reasoning.append(text)

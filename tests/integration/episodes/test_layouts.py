@@ -173,3 +173,42 @@ def test_the_endpoint_admin_form_edits_the_layout_inside_config():
     assert endpoint.config == {"timeout": 5, "prompt_layout": "plain"}
     assert endpoint.prompt_layout == "plain"
     assert ModelEndpointForm(instance=endpoint).initial["prompt_layout"] == "plain"
+
+
+def test_sampling_overrides_from_the_form_reach_the_request_and_blanks_are_not_sent(
+    model_server,
+):
+    from studio.worlds.forms import sampling_from_post, sampling_values
+
+    assert sampling_values(None) == {
+        "temperature": "0.6",
+        "top_p": "",
+        "top_k": "",
+        "max_tokens": "16384",
+        "seed": "",
+    }
+    parsed = sampling_from_post(
+        {
+            "sampling-override": "on",
+            "sampling-temperature": "0.3",
+            "sampling-top_p": "",
+            "sampling-top_k": " ",
+            "sampling-max_tokens": "300",
+            "sampling-seed": "",
+        }
+    )
+    assert parsed.ok
+    project, user = helpers.project_with()
+    model = helpers.endpoint(project, model_server.base_url)
+    overridden = helpers.episode(project, user, model=model)
+    overridden.sampling = parsed.data["sampling"]
+    overridden.save()
+
+    run_steps(overridden, ["pwd"])
+    run_steps(helpers.episode(project, user, model=model), ["pwd"])
+
+    chosen, default = model_server.state.requests
+    assert (chosen["temperature"], chosen["max_tokens"]) == (0.3, 300)
+    assert default["max_tokens"] == 16384
+    for body in (chosen, default):
+        assert not {"top_p", "top_k", "seed"} & set(body)

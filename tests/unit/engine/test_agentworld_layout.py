@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from simulator.awb_turns import INSTRUCTION, OBSERVATION_MARKER, read_turn
+from simulator.backends.base import Chunk
 from simulator.domains import get_domain
 from simulator.engine import step
-from simulator.episode import EpisodeState, Turn
+from simulator.episode import Delta, EpisodeState, Turn
 from simulator.perturbations import Perturbation, Trigger
 from simulator.prompting import (
     CONTROL_CLOSE,
@@ -138,3 +139,21 @@ def test_an_official_template_is_filled_with_tools_and_demonstrations_not_format
     # Plain ignores a template: it is the official prompt of the agentworld layout only.
     plain = build_messages(world, (), "x", system_template=template)[0]
     assert plain["content"] == get_domain("mcp").system_prompt(world)
+
+
+async def test_without_a_reasoning_parser_the_thinking_still_streams_as_reasoning():
+    raw = "The agent lists files.</think>\n<predicted_observation>a.txt</predicted_observation>"
+    chunks = [Chunk("content", raw[i : i + 5]) for i in range(0, len(raw), 5)]
+    deltas: list[Delta] = []
+    state = EpisodeState(world=TERMINAL, layout="agentworld")
+
+    result = await step(
+        state, "ls", FakeBackend([[*chunks, Chunk("finish")]]), on_delta=deltas.append
+    )
+
+    streamed = {
+        kind: "".join(d.text for d in deltas if d.kind == kind)
+        for kind in ("reasoning", "observation")
+    }
+    assert streamed == {"reasoning": "The agent lists files.\n", "observation": "a.txt"}
+    assert (result.reasoning, result.observation) == ("The agent lists files.", "a.txt")

@@ -97,8 +97,8 @@ def test_parse_output_never_raises_on_tag_soup(parts):
     parse_output("".join(parts))
 
 
-def split_all(chunks):
-    splitter = StreamSplitter()
+def split_all(chunks, outside="observation"):
+    splitter = StreamSplitter(outside)
     reasoning, observation = [], []
     for chunk in chunks:
         r, o = splitter.feed(chunk)
@@ -118,9 +118,21 @@ def test_the_streaming_splitter_flushes_a_held_partial_tag_at_the_end():
     assert split_all(["abc<thi"]) == ("", "abc<thi")
 
 
-@given(st.lists(tags | st.text(max_size=5), max_size=30), st.integers(min_value=1, max_value=9))
-def test_streaming_split_is_independent_of_chunking(parts, size):
+def test_told_to_think_first_untagged_text_streams_as_reasoning():
+    # A server without a reasoning parser: the chat template opened <think> in the prompt.
+    raw = "the agent ran ls</think>\n\n<predicted_observation>a.txt</predicted_observation>\n"
+    chunks = [raw[i : i + 4] for i in range(0, len(raw), 4)]
+    assert split_all(chunks, "reasoning") == ("the agent ran ls\n\n\n", "a.txt")
+    assert split_all(chunks) == ("", "the agent ran ls\n\na.txt\n")
+
+
+@given(
+    st.lists(tags | st.text(max_size=5), max_size=30),
+    st.integers(min_value=1, max_value=9),
+    st.sampled_from(["reasoning", "observation"]),
+)
+def test_streaming_split_is_independent_of_chunking(parts, size, outside):
     raw = "".join(parts)
-    whole = split_all([raw])
-    pieces = split_all([raw[i : i + size] for i in range(0, len(raw), size)])
+    whole = split_all([raw], outside)
+    pieces = split_all([raw[i : i + size] for i in range(0, len(raw), size)], outside)
     assert whole == pieces
