@@ -81,6 +81,13 @@ def prompt_layout(endpoint: ModelEndpoint | None) -> PromptLayout:
     return layout_for_model(endpoint.model)
 
 
+def request_layout(endpoint: ModelEndpoint | None, domain: str) -> tuple[PromptLayout, str | None]:
+    """The layout of requests to ``endpoint`` for a ``domain`` world, and the official
+    system template to fill (agentworld layout only; None: the domain's own prompt)."""
+    layout = prompt_layout(endpoint)
+    return layout, official_system_template(domain) if layout == "agentworld" else None
+
+
 def official_system_template(domain: str) -> str | None:
     """``<AGENTWORLD_PROMPTS>/<domain>/system_prompt.txt``, or None when unset or missing.
 

@@ -10,7 +10,7 @@ from simulator.episode import EpisodeState, Turn
 from simulator.perturbations import Perturbation
 from simulator.types import Sampling
 from studio.core.access import projects_for
-from studio.core.endpoints import default_endpoint_spec, official_system_template, prompt_layout
+from studio.core.endpoints import default_endpoint_spec, request_layout
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.services import active_perturbations
@@ -49,8 +49,7 @@ def episode_state(episode: Episode, *, before: int) -> EpisodeState:
     """The simulator state step ``before`` runs from, in its endpoint's prompt layout."""
     sampling = Sampling.from_dict(episode.sampling) if episode.sampling else None
     world = episode.world_revision.to_world()
-    layout = prompt_layout(episode.endpoint)
-    template = official_system_template(world.domain) if layout == "agentworld" else None
+    layout, template = request_layout(episode.endpoint, world.domain)
     return EpisodeState(
         world=world,
         task=episode.task,

@@ -19,8 +19,9 @@ from simulator.perturbations import (
 )
 from simulator.prompting import build_messages, estimate_tokens
 from simulator.scenario import Scenario as ScenarioSpec
-from simulator.types import Message
+from simulator.types import Message, PromptLayout
 from studio.core.access import EDIT_ROLES
+from studio.core.endpoints import request_layout
 from studio.core.models import ModelEndpoint, Project
 from studio.worlds.models import Scenario, World, WorldRevision
 
@@ -106,6 +107,7 @@ def revision_diff(*, old: WorldRevision, new: WorldRevision) -> list[tuple[str, 
 
 @dataclass(frozen=True)
 class PromptPreview:
+    layout: PromptLayout
     messages: list[Message]
     tokens: int
     action: str
@@ -140,8 +142,18 @@ def scenario_prompt_preview(*, scenario: Scenario) -> PromptPreview:
         for i in indexes
         if perturbations[i].mode == "enforced"
     ]
-    messages = build_messages(world, [], action, instructions=instructions, task=spec.task or None)
+    layout, template = request_layout(scenario.endpoint, world.domain)
+    messages = build_messages(
+        world,
+        [],
+        action,
+        instructions=instructions,
+        task=spec.task or None,
+        layout=layout,
+        system_template=template,
+    )
     return PromptPreview(
+        layout=layout,
         messages=messages,
         tokens=estimate_tokens(messages),
         action=action,

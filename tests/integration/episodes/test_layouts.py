@@ -10,6 +10,7 @@ from django.test import Client
 from simulator.awb_turns import INSTRUCTION, OBSERVATION_MARKER
 from simulator.perturbations import Perturbation, Trigger
 from simulator.prompting import CONTROL_OPEN
+from studio.core.endpoints import official_system_template
 from studio.core.models import ModelEndpoint
 from studio.episodes import services
 from studio.episodes.models import Step
@@ -116,6 +117,9 @@ def test_an_official_system_prompt_is_used_when_configured(model_server, setting
     official, own = (body["messages"][0]["content"] for body in model_server.state.requests)
     assert official == 'You are a terminal. Tools: . Examples: . {"json": 1}'
     assert own.startswith("# Your role")
+    # A domain the folder has no prompt for keeps the studio's own.
+    assert official_system_template("os") is None
+    assert official_system_template("terminal") is not None
 
 
 def test_a_step_cut_off_before_its_observation_is_a_retryable_cut_off_not_malformed(

@@ -212,3 +212,21 @@ def test_the_basics_pin_another_revision_of_the_same_world(people, scenario, cli
         2,
         9,
     )
+
+
+def test_the_prompt_preview_is_in_the_scenario_endpoints_layout(people, scenario, client):
+    client.force_login(people.users["viewer"])
+    url = f"/worlds/scenarios/{scenario.pk}/prompt"
+    plain = client.get(url, **HTMX).content.decode()
+    assert "plain layout" in plain and "### Turn 1" not in plain
+
+    scenario.endpoint = ModelEndpoint.objects.create(
+        project=people.project,
+        name="qwen",
+        kind="openai",
+        base_url="http://127.0.0.1:9",
+        model="Qwen/Qwen-AgentWorld-35B-A3B",
+    )
+    scenario.save()
+    agentworld = client.get(url, **HTMX).content.decode()
+    assert "agentworld layout" in agentworld and "### Turn 1\n**Current State:**" in agentworld
