@@ -14,7 +14,6 @@ written again is byte-identical.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +21,10 @@ from typing import IO, Any
 
 from simulator.awb_turns import (
     INSTRUCTION,
-    OBSERVATION_MARKER,
     STATE,
+    TASK,
+    read_observation,
+    read_turn,
     render_observation,
     render_turn,
 )
@@ -58,18 +59,19 @@ OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "judge_raw_output": str,
     "error_message": str,
 }
-_TURN = re.compile(
-    r"\A### Turn (?P<n>\d+)\n(?:\*\*Current State:\*\*\n(?P<state>.*?)\n\n)?\*\*Action:\*\*\n(?P<action>.*)\Z",
-    re.DOTALL,
-)
 
 
 @dataclass(frozen=True)
 class AwbRow:
-    """One row; ``data`` is the row exactly as read (key order kept)."""
+    """One row; ``data`` is the row as read (key order kept), ``text`` its line as read.
+
+    ``text`` (without the line's ``\n``) is what an export writes back, so a file
+    comes out byte for byte as it went in, whatever serialiser wrote it.
+    """
 
     data: Mapping[str, Any]
     line: int | None = None
+    text: str | None = None
 
     @property
     def task(self) -> str:
@@ -89,7 +91,43 @@ class AwbRow:
         return int(self.data["turn_idx"])
 
     def dumps(self) -> str:
-        return dump_row(self.data)
+        return self.text if self.text is not None else dump_row(self.data)
+
+    @property
+    def turn_texts(self) -> list[str]:
+        """Each turn's prompt without the answered turn's instruction (turns 1..turn_idx)."""
+        prompts = self.data["prompt"][: self.turn_idx]
+        current = str(self.data["current_prompt"])
+        last = prompts[-1]
+        return [*prompts[:-1], current if last.startswith(current) else last]
+
+    @property
+    def instruction(self) -> str:
+        """The text this row appends to its answered turn: ``prompt[turn_idx-1]`` minus ``current_prompt``.
+
+        Taken from the data, never assumed: the benchmark's rows are authoritative.
+        """
+        last, current = self.data["prompt"][self.turn_idx - 1], str(self.data["current_prompt"])
+        return last[len(current) :] if last.startswith(current) else ""
+
+    def for_turn(self, turn: int) -> dict[str, Any]:
+        """The row eval.py would evaluate for an earlier ``turn`` of this trajectory.
+
+        Built from this row's turns and ground truths, with this row's instruction
+        appended to ``turn``'s text: how the benchmark writes each turn's row.
+        """
+        if not 1 <= turn <= self.turn_idx:
+            raise FormatError(f"turn {turn} is outside 1..{self.turn_idx}", field="turn_idx")
+        if turn == self.turn_idx:
+            return {key: self.data[key] for key in self.data if key in REQUIRED_FIELDS}
+        texts = self.turn_texts
+        built = {
+            "prompt": [*texts[: turn - 1], texts[turn - 1] + self.instruction],
+            "response": list(self.data["response"][:turn]),
+            "current_prompt": texts[turn - 1],
+            "turn_idx": turn,
+        }
+        return {key: built.get(key, self.data[key]) for key in self.data if key in REQUIRED_FIELDS}
 
 
 def row_problems(data: Any) -> list[tuple[str, str]]:
@@ -155,7 +193,7 @@ def iter_awb(source: str | Path | Iterable[str]) -> Iterator[AwbRow | FormatErro
             for field, reason in problems:
                 yield FormatError(reason, line=number, field=field)
         else:
-            yield AwbRow(data, number)
+            yield AwbRow(data, number, line.removesuffix("\n"))
 
 
 def read_awb(source: str | Path | Iterable[str]) -> list[AwbRow]:
@@ -185,6 +223,7 @@ def episode_to_awb_rows(
     trajectory_id: int | str,
     system_str: str,
     initial_state: str | None = None,
+    fence: str | None = None,
 ) -> list[dict[str, Any]]:
     """One AgentWorldBench row per turn, as ``eval.py infer``/``judge`` expect.
 
@@ -196,6 +235,7 @@ def episode_to_awb_rows(
         render_turn(
             i,
             turn.action,
+            fence=fence,
             sections=[(STATE, initial_state)] if i == 1 and initial_state is not None else [],
         )
         for i, turn in enumerate(turns, start=1)
@@ -220,33 +260,62 @@ def episode_to_awb_rows(
 
 @dataclass(frozen=True)
 class AwbTrajectory:
-    """The turns of one (task, id) group, rebuilt from its rows."""
+    """The turns of one (task, id) group, read from its row with the highest ``turn_idx``.
+
+    ``turns`` hold each action as the agent sent it (the fenced block's content)
+    and each ground-truth observation without its marker; ``prompt_texts`` the
+    turn prompts exactly as the row has them (without the instruction), so
+    nothing the row said is lost; ``sections`` the first turn's sections
+    (``Task Instruction``, ``Current State``, ``Current Phone State`` …).
+    """
 
     task: str
     id: int | str
     system_str: str
-    initial_state: str | None
     turns: tuple[Turn, ...]
+    prompt_texts: tuple[str, ...]
+    instruction: str
+    sections: tuple[tuple[str, str], ...] = ()
+    total_turns: int = 0
 
     @property
     def domain(self) -> str:
         return self.task.rsplit("/", 1)[-1]
 
+    @property
+    def initial_state(self) -> str | None:
+        return next((body for name, body in self.sections if name == STATE), None)
 
-def _unrender_prompt(prompt: str) -> tuple[str | None, str]:
-    """(current state, action) of a rendered turn; the whole text when it is not one."""
-    if prompt.endswith(INSTRUCTION):
-        prompt = prompt[: -len(INSTRUCTION)]
-    match = _TURN.match(prompt)
-    if not match:
-        return None, prompt
-    return match.group("state"), match.group("action")
+    @property
+    def agent_task(self) -> str | None:
+        return next((body for name, body in self.sections if name == TASK), None)
 
 
-def _unrender_response(response: str) -> str:
-    if response.startswith(OBSERVATION_MARKER + "\n"):
-        return response[len(OBSERVATION_MARKER) + 1 :]
-    return response
+def action_of(turn_text: str) -> str:
+    """The action a turn prompt carries; the whole text when it is not a benchmark turn."""
+    turn = read_turn(turn_text)
+    return turn.action if turn is not None else turn_text
+
+
+def trajectory_of(row: AwbRow) -> AwbTrajectory:
+    """The trajectory ``row`` holds: every turn up to its own."""
+    texts = row.turn_texts
+    responses = row.data["response"]
+    turns = tuple(
+        Turn(action_of(text), read_observation(responses[i]) if i < len(responses) else "")
+        for i, text in enumerate(texts)
+    )
+    first = read_turn(texts[0])
+    return AwbTrajectory(
+        task=row.task,
+        id=row.data["id"],
+        system_str=row.data["system_str"],
+        turns=turns,
+        prompt_texts=tuple(texts),
+        instruction=row.instruction,
+        sections=first.sections if first is not None else (),
+        total_turns=int(row.data["total_turns"]),
+    )
 
 
 def awb_rows_to_trajectories(rows: Iterable[AwbRow]) -> list[AwbTrajectory]:
@@ -260,24 +329,4 @@ def awb_rows_to_trajectories(rows: Iterable[AwbRow]) -> list[AwbTrajectory]:
         key = row.trajectory_key
         if key not in latest or row.turn_idx > latest[key].turn_idx:
             latest[key] = row
-    trajectories = []
-    for row in latest.values():
-        prompts, responses = row.data["prompt"], row.data["response"]
-        turns = []
-        initial_state: str | None = None
-        for i in range(row.turn_idx):
-            state, action = _unrender_prompt(prompts[i])
-            if i == 0:
-                initial_state = state
-            observation = _unrender_response(responses[i]) if i < len(responses) else ""
-            turns.append(Turn(action, observation))
-        trajectories.append(
-            AwbTrajectory(
-                task=row.task,
-                id=row.data["id"],
-                system_str=row.data["system_str"],
-                initial_state=initial_state,
-                turns=tuple(turns),
-            )
-        )
-    return trajectories
+    return [trajectory_of(row) for row in latest.values()]

@@ -14,7 +14,6 @@ database details therefore never go into a record.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from simulator.world import World as WorldSpec
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.exports.models import Collection, ItemKind
+from studio.traces.awb_rows import trace_rows, trace_world
 from studio.traces.models import Trace, TraceTurn
 from studio.worlds.models import Scenario
 
@@ -296,38 +296,8 @@ def bundle_record(scenario: Scenario) -> dict[str, Any]:
 # exporting a trace, importing the file and exporting again gives the same bytes.
 
 
-def trace_world(trace: Trace) -> WorldSpec:
-    world = trace.metadata.get("world")
-    if isinstance(world, dict):
-        try:
-            return WorldSpec.from_dict(world)
-        except InvalidWorld:
-            pass
-    return WorldSpec(
-        domain=trace.domain or "unknown",
-        title=trace.title or "Trace",
-        initial_observation=str(trace.metadata.get("initial_state") or ""),
-    )
-
-
-def _trace_id(trace: Trace) -> Any:
-    try:
-        return json.loads(trace.external_id)
-    except ValueError:
-        return trace.external_id or trace.pk
-
-
 def trace_awb_rows(item: TraceItem) -> list[dict[str, Any]]:
-    trace = item.trace
-    if not item.turns:
-        return []
-    return episode_to_awb_rows(
-        [Turn(t.action, t.observation) for t in item.turns],
-        task=trace.task or f"agentworld/{trace.domain}",
-        trajectory_id=_trace_id(trace),
-        system_str=trace.system_prompt,
-        initial_state=str(trace.metadata.get("initial_state") or "") or None,
-    )
+    return trace_rows(item.trace, item.turns)
 
 
 def trace_sft_record(item: TraceItem, *, include_reasoning: bool) -> dict[str, Any]:
