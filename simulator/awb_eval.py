@@ -27,14 +27,17 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import mean
 from typing import IO, Any
 
+from simulator.awb_turns import render_observation
 from simulator.backends.base import Backend, ModelRequest
-from simulator.episode import StepResult
-from simulator.judge import DIMENSIONS, complete, domain_of, normalize
+from simulator.domains.base import Action, Domain
+from simulator.episode import StepResult, Turn
+from simulator.judge import DIMENSIONS, complete, domain_of, extract_observation, normalize
+from simulator.parsing import split_reasoning
 from simulator.perturbations import Perturbation
 from simulator.types import EVAL_SAMPLING, Message, Sampling
 from simulator.verifiers import VerifierResult
@@ -53,6 +56,7 @@ DISPLAY_NAMES = {
 }
 
 RowKey = tuple[str, str, int]
+Checks = tuple[VerifierResult, ...]
 
 
 def row_key(row: Mapping[str, Any]) -> RowKey:
@@ -311,77 +315,43 @@ def format_report(result: Aggregate) -> str:
 # ── Simulating a recorded trace ─────────────────────────────────────────────────
 
 
-class AwbPromptBackend:
-    """Wraps a backend so the engine's requests take AgentWorldBench's message form.
-
-    The engine builds a request from the world's domain prompt and bare actions;
-    a trace imported from AgentWorldBench was recorded with its own system prompt
-    (``system_str``) and rendered turns (``### Turn k ... **Action:** ...``). This
-    wrapper swaps in those texts, keeping the history observations the engine
-    chose (real ones when teacher-forced, simulated ones when free-running) and
-    any control instructions the engine appended to the current action. With real
-    history the request is exactly ``eval.py infer``'s.
-    """
-
-    def __init__(
-        self, inner: Backend, *, system_prompt: str, prompts: Sequence[str], actions: Sequence[str]
-    ) -> None:
-        self.inner = inner
-        self.name = f"awb:{inner.name}"
-        self.system_prompt = system_prompt
-        self.prompts = list(prompts)
-        self.actions = list(actions)
-
-    def rewrite(self, messages: Sequence[Message]) -> tuple[Message, ...]:
-        from simulator.awb_turns import INSTRUCTION, render_observation
-
-        users = [m["content"] for m in messages if m["role"] == "user"]
-        observations = [m["content"] for m in messages if m["role"] == "assistant"]
-        turn = len(users)
-        out: list[Message] = []
-        if self.system_prompt:
-            out.append({"role": "system", "content": self.system_prompt})
-        for i in range(turn - 1):
-            out.append({"role": "user", "content": self.prompts[i]})
-            out.append({"role": "assistant", "content": render_observation(observations[i])})
-        action = self.actions[turn - 1]
-        control = users[-1][len(action) :] if users[-1].startswith(action) else ""
-        out.append({"role": "user", "content": self.prompts[turn - 1] + INSTRUCTION + control})
-        return tuple(out)
-
-    def stream(self, request: ModelRequest) -> Any:
-        from dataclasses import replace
-
-        return self.inner.stream(replace(request, messages=self.rewrite(request.messages)))
-
-    async def health(self) -> Any:
-        return await self.inner.health()
-
-    async def info(self) -> dict[str, Any]:
-        return await self.inner.info()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
 @dataclass(frozen=True)
 class RecordedTurn:
-    """One turn of a recorded trace; ``prompt`` is its rendered AgentWorldBench turn, if any."""
+    """One turn of a recorded trace: the action as the agent sent it and the real observation."""
 
     action: str
     observation: str
-    prompt: str = ""
 
 
 @dataclass(frozen=True)
 class SimulatedTurnResult:
-    """One simulated turn: the engine's result, or the error that stopped it."""
+    """One simulated turn: the engine's result, or the error that stopped it.
+
+    ``action_notes`` say what the studio's parser could not validate in the
+    recorded action (sent to the model all the same).
+    """
 
     index: int
     result: StepResult | None
     error: str = ""
     error_kind: str = ""
     real_verifiers: tuple[VerifierResult, ...] = ()
+    action_notes: tuple[str, ...] = ()
+
+
+def _row_messages(
+    row: Mapping[str, Any], index: int, simulated: Sequence[str] | None
+) -> list[Message]:
+    """eval.py's request for ``row``; free-running swaps in the simulated history."""
+    if simulated is not None:
+        row = {
+            **row,
+            "response": [
+                *(render_observation(text) for text in simulated[: index - 1]),
+                *row["response"][index - 1 :],
+            ],
+        }
+    return infer_messages(row)
 
 
 async def simulate_trace(
@@ -392,78 +362,124 @@ async def simulate_trace(
     mode: str = "teacher_forced",
     perturbations: Sequence[Perturbation] = (),
     seed: int = 0,
-    system_prompt: str | None = None,
+    rows: Sequence[Mapping[str, Any]] | None = None,
     sampling: Sampling | None = None,
     on_turn: Callable[[SimulatedTurnResult], Awaitable[None] | None] | None = None,
 ) -> list[SimulatedTurnResult]:
-    """Run the world model over a trace's actions with :func:`simulator.engine.step`.
+    """Ask the world model for each turn of a recorded trace.
 
     ``teacher_forced``: each turn sees the real history (as AgentWorldBench scores
-    it). ``free_running``: each turn sees the simulated history so far. When the
-    trace came from AgentWorldBench (``system_prompt`` given and every turn has a
-    ``prompt``), requests take its message form (:class:`AwbPromptBackend`).
-    Rule verifiers run on both the simulated and the real observation.
+    it). ``free_running``: each turn sees the simulated history so far. With
+    ``rows`` (``rows[k-1]`` is eval.py's row for turn k, from an imported file)
+    each request is exactly the one eval.py sends for that row, and the answer is
+    extracted exactly as eval.py's output parser does; otherwise the request is
+    built from the world like a live step's. The recorded action is sent as it
+    is: the studio's parser only reads it for verifiers and notes, and never
+    refuses it. Sampling defaults to eval.py's (:data:`EVAL_SAMPLING`).
+    Prompted perturbations add their control text to the current turn only;
+    enforced ones transform the observation. Rule verifiers run on both the
+    simulated and the real observation.
     """
     import inspect
 
-    from simulator.engine import step
-    from simulator.episode import EpisodeState, Turn
-    from simulator.errors import SimulatorError
-    from simulator.prompting import domain_for
+    from simulator.engine import stream_answer
+    from simulator.errors import MalformedOutput, SimulatorError
+    from simulator.perturbations import enforce, firing_indexes, prompted_firings
+    from simulator.perturbations.spec import StepContext
+    from simulator.prompting import build_messages, with_instructions
     from simulator.verifiers import run_verifiers
 
     if mode not in ("teacher_forced", "free_running"):
         raise ValueError(f"unknown mode {mode!r}")
-    if system_prompt is not None and all(t.prompt for t in turns):
-        backend = AwbPromptBackend(
-            backend,
-            system_prompt=system_prompt,
-            prompts=[t.prompt for t in turns],
-            actions=[t.action for t in turns],
-        )
-    domain = domain_for(world)
-    history: list[Turn] = []
+    domain = _known_domain(world.domain)
+    simulated: list[str] = []
     results = []
     for index, turn in enumerate(turns, start=1):
+        read = domain.read_action(turn.action, world) if domain is not None else None
+        action = read.action if read is not None else None
+        notes = read.notes if read is not None else (f"unknown domain {world.domain!r}",)
         previous_real = turns[index - 2].observation if index > 1 else world.initial_observation
-        try:
-            parsed_action = domain.parse_action(turn.action, world)
-            real_checks = tuple(
-                run_verifiers(
-                    world.domain,
-                    turn.observation,
-                    action=parsed_action,
-                    previous=previous_real,
-                    world=world,
-                )
-            )
-        except SimulatorError:
-            real_checks = ()
-        state = EpisodeState(
-            world=world,
-            history=tuple(history)
-            if mode == "free_running"
-            else tuple(Turn(t.action, t.observation) for t in turns[: index - 1]),
-            perturbations=tuple(perturbations),
-            seed=seed,
-            sampling=sampling,
+        previous_seen = (
+            simulated[index - 2] if mode == "free_running" and index > 1 else previous_real
         )
+
+        def checks(observation: str, previous: str, action: Action | None = action) -> Checks:
+            if domain is None:
+                return ()
+            return tuple(
+                run_verifiers(domain, observation, action=action, previous=previous, world=world)
+            )
+
+        ctx = StepContext(step=index, action=turn.action, domain=world.domain, seed=seed)
+        indexes = firing_indexes(perturbations, ctx)
+        prompted = prompted_firings(perturbations, indexes, ctx)
+        instructions = [str(f.details["instruction"]) for f in prompted]
+        history = simulated if mode == "free_running" else [t.observation for t in turns]
+        if rows is not None:
+            messages = _row_messages(
+                rows[index - 1], index, simulated if mode == "free_running" else None
+            )
+            messages[-1] = {
+                "role": "user",
+                "content": with_instructions(messages[-1]["content"], instructions),
+            }
+        else:
+            past = [Turn(t.action, history[i]) for i, t in enumerate(turns[: index - 1])]
+            messages = build_messages(world, past, turn.action, instructions=instructions)
+        request = ModelRequest(messages=tuple(messages), sampling=sampling or EVAL_SAMPLING)
+        started = time.monotonic()
         try:
-            result = await step(state, turn.action, backend)
-            outcome = SimulatedTurnResult(index, result, real_verifiers=real_checks)
-            history.append(result.turn())
+            answer = await stream_answer(request, backend, started=started)
+            if not answer.raw_output.strip():
+                raise MalformedOutput(
+                    f"no output from the model (finish_reason={answer.finish_reason!r})"
+                )
+            observation, enforced = enforce(
+                perturbations, indexes, extract_observation(answer.raw_output), ctx
+            )
+            thought = split_reasoning(answer.raw_output)[0]
+            result = StepResult(
+                action=turn.action,
+                observation=observation,
+                reasoning="\n\n".join(part for part in (answer.reasoning, thought) if part),
+                raw_output=answer.raw_output,
+                messages=request.messages,
+                firings=(*prompted, *enforced),
+                verifiers=checks(observation, previous_seen),
+                timings=answer.timings(started),
+                usage=answer.usage,
+                finish_reason=answer.finish_reason,
+                notes=notes,
+            )
+            outcome = SimulatedTurnResult(
+                index, result, real_verifiers=checks(turn.observation, previous_real)
+            )
+            simulated.append(observation)
         except (SimulatorError, OSError, ValueError) as exc:
             outcome = SimulatedTurnResult(
                 index,
                 None,
                 error=str(exc),
                 error_kind=type(exc).__name__,
-                real_verifiers=real_checks,
+                real_verifiers=checks(turn.observation, previous_real),
+                action_notes=notes,
             )
-            history.append(Turn(turn.action, ""))
+            simulated.append("")
+        else:
+            outcome = replace(outcome, action_notes=notes)
         results.append(outcome)
         if on_turn is not None:
             maybe = on_turn(outcome)
             if inspect.isawaitable(maybe):
                 await maybe
     return results
+
+
+def _known_domain(name: str) -> Domain | None:
+    """The registered domain called ``name``; None for a task outside the studio's domains."""
+    from simulator.domains import get_domain
+
+    try:
+        return get_domain(name)
+    except KeyError:
+        return None

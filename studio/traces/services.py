@@ -35,6 +35,7 @@ from simulator.judge import (
     turing_messages,
 )
 from simulator.perturbations import Perturbation
+from simulator.types import Sampling
 from studio.core.endpoints import default_endpoint_spec, describe_spec
 from studio.core.models import Membership, ModelEndpoint, Project, Role
 from studio.lib.channels import send_to_group
@@ -409,8 +410,13 @@ def simulation_create(
 
 def _turn_fields(outcome: SimulatedTurnResult) -> dict[str, Any]:
     real = [v.to_dict() for v in outcome.real_verifiers]
+    notes = list(outcome.action_notes)  # what the studio could not validate in the action
     if outcome.result is None:
-        return {"error": f"{outcome.error_kind}: {outcome.error}", "real_verifiers": real}
+        return {
+            "error": f"{outcome.error_kind}: {outcome.error}",
+            "real_verifiers": real,
+            "telemetry": {"action_notes": notes},
+        }
     result = outcome.result
     return {
         "observation": result.observation,
@@ -422,6 +428,7 @@ def _turn_fields(outcome: SimulatedTurnResult) -> dict[str, Any]:
             "completion_tokens": result.usage.completion_tokens,
             "cached_tokens": result.usage.cached_tokens,
             "finish_reason": result.finish_reason,
+            "action_notes": notes,
         },
         "firings": [f.to_dict() for f in result.firings],
         "verifiers": [v.to_dict() for v in result.verifiers],
@@ -443,10 +450,13 @@ def simulation_run(*, simulation_id: int) -> Simulation:
     turns = list(trace.turns.all())
     perturbations: tuple[Perturbation, ...] = ()
     seed = 0
+    sampling: Sampling | None = None  # eval.py's, unless the scenario sets its own
     if simulation.scenario is not None:
         spec = simulation.scenario.spec
         perturbations = tuple(Perturbation.from_dict(p) for p in spec.get("perturbations", []))
         seed = int(spec.get("seed", 0))
+        if spec.get("sampling"):
+            sampling = Sampling.from_dict(spec["sampling"])
     by_index = {t.index: t for t in turns}
 
     def save(outcome: SimulatedTurnResult) -> None:
@@ -462,17 +472,22 @@ def simulation_run(*, simulation_id: int) -> Simulation:
     # a queue and are saved here, so the database is only touched from this thread.
     outcomes: queue.Queue[SimulatedTurnResult | BaseException | None] = queue.Queue()
 
+    rows = (
+        [turn_row(trace, t.index) for t in turns] if trace.rows.exists() else None
+    )  # an imported benchmark trace: each request is eval.py's for its row
+
     async def run() -> None:
         backend = create_backend(endpoint_spec(simulation.endpoint))
         try:
             await simulate_trace(
                 trace_world(trace),
-                [RecordedTurn(t.action, t.observation, t.prompt_text) for t in turns],
+                [RecordedTurn(t.action, t.observation) for t in turns],
                 backend,
                 mode=simulation.mode,
                 perturbations=perturbations,
                 seed=seed,
-                system_prompt=trace.system_prompt if trace.source == TraceSource.AWB else None,
+                rows=rows,
+                sampling=sampling,
                 on_turn=outcomes.put,
             )
         finally:
