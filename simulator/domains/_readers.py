@@ -102,7 +102,11 @@ def replace_raw(reading: ReadAction, raw: str) -> ReadAction:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A JSON tool call as recorded: its name and decoded arguments (an object, or not)."""
+    """A JSON tool call as recorded: its name and its arguments, decoded when JSON text.
+
+    ``arguments`` is whatever was recorded (usually an object); each domain notes
+    what it cannot use.
+    """
 
     name: str
     arguments: Any
@@ -138,12 +142,8 @@ def _tool_call(item: Mapping[str, Any]) -> ToolCall:
     arguments = item.get("arguments", item.get("parameters", item.get("input", {})))
     if isinstance(arguments, str):
         decoded = load_json(arguments) if arguments.strip() else {}
-        if decoded is None:
-            notes.append(f"the arguments of {name!r} are text that is not JSON; kept as text")
-        else:
-            arguments = decoded
-    if not isinstance(arguments, Mapping | str):
-        notes.append(f"the arguments of {name!r} are not a JSON object")
+        # Text that is not JSON stays text: a search tool takes a bare query.
+        arguments = arguments if decoded is None else decoded
     return ToolCall(name=name, arguments=arguments, notes=tuple(notes))
 
 
@@ -250,3 +250,23 @@ def read_python_calls(source: str) -> PythonCalls:
             "only its calls were read"
         )
     return PythonCalls(calls=tuple(calls), notes=tuple(notes))
+
+
+def name_arguments(call: Call, names: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """A call's arguments by name: positional ones take ``names`` in order, extras are noted.
+
+    The lenient counterpart of :func:`simulator.domains._calls.bind`: nothing is
+    checked here beyond what cannot be named at all.
+    """
+    named = dict(zip(names, call.args, strict=False))
+    notes = []
+    if len(call.args) > len(names):
+        notes.append(
+            f"{call.func}() takes at most {len(names)} positional arguments, got "
+            f"{len(call.args)}; the extra ones were dropped"
+        )
+    for key, value in call.kwargs.items():
+        if key in named:
+            notes.append(f"{call.func}(): argument {key!r} given twice; the keyword one kept")
+        named[key] = value
+    return named, notes

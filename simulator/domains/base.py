@@ -100,7 +100,7 @@ class Domain(ABC):
         Imports must not be refused, so the strict :meth:`parse_action` only decides
         whether the reading is also valid in ``world``: when it is, its action
         replaces the lenient one (with the strict defaults filled in); when it is
-        not, its message becomes the first note. Any error from either parser is a
+        not, its message becomes the first note (the only one if nothing was read). Any error from either parser is a
         note too, so one odd turn can never stop a whole import.
         """
         try:
@@ -117,4 +117,5 @@ class Domain(ABC):
             note = f"the action could not be validated ({type(error).__name__})"
         else:
             return replace(reading, action=action, notes=())
-        return replace(reading, notes=tuple(dict.fromkeys((note, *reading.notes))))
+        # When nothing was read, the strict message alone says what this world expects.
+        return replace(reading, notes=(note, *reading.notes) if reading.action else (note,))

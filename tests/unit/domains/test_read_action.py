@@ -7,10 +7,31 @@ import json
 import pytest
 
 from simulator.domains import get_domain
-from tests.unit.verifiers._fixtures import FIXTURES
+from simulator.errors import InvalidAction
+from simulator.world import World
+from tests.unit.verifiers._fixtures import FIXTURES, tau_bench_messages
 
 TERMINAL = get_domain("terminal")
 SWE = get_domain("swe")
+MCP = get_domain("mcp")
+SEARCH = get_domain("search")
+TRACE_WORLD = World(domain="mcp", title="Imported trace")
+CALCULATOR = World(
+    domain="mcp",
+    title="Calculator",
+    extras={
+        "tools": [
+            {
+                "name": "calculate",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"expression": {"type": "string"}},
+                    "required": ["expression"],
+                },
+            }
+        ]
+    },
+)
 
 
 def _awb_terminal_actions() -> list[str]:
@@ -157,3 +178,144 @@ def test_swe_still_reads_plain_commands_and_keystrokes():
     assert SWE.read_action("git status").display == "command('git status')"
     keystrokes = SWE.read_action('[{"keystrokes": "q", "duration": 0.5}]').action
     assert keystrokes is not None and keystrokes.kind == "keystrokes"
+
+
+def test_mcp_reads_every_real_openai_tool_call_of_a_trace_without_tools():
+    calls = [
+        call
+        for message in tau_bench_messages()
+        if message["role"] == "assistant"
+        for call in message.get("tool_calls") or []
+    ]
+
+    readings = [MCP.read_action(json.dumps(call), TRACE_WORLD) for call in calls]
+
+    assert all(r.action is not None and r.action.kind == "tool_call" for r in readings)
+    assert all(r.notes == () for r in readings)
+    assert readings[0].action is not None
+    assert readings[0].action.args == {
+        "name": "get_user_details",
+        "arguments": {"user_id": "mia_li_3668"},
+    }
+    assert readings[0].display == "get_user_details(user_id='mia_li_3668')"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"name": "get_user_details", "arguments": {"user_id": "mia_li_3668"}}',
+        '{"name": "get_user_details", "arguments": "{\\"user_id\\": \\"mia_li_3668\\"}"}',
+        '<tool_call>\n{"name": "get_user_details", "parameters": {"user_id": "mia_li_3668"}}',
+    ],
+)
+def test_mcp_reads_arguments_as_an_object_or_as_json_text(raw):
+    reading = MCP.read_action(raw)
+
+    assert reading.action is not None
+    assert reading.action.args["arguments"] == {"user_id": "mia_li_3668"}
+    assert reading.notes == ()
+
+
+def test_mcp_notes_instead_of_refusing_what_a_world_with_tools_does_not_allow():
+    unknown = '{"name": "refund", "arguments": {"amount": 5}}'
+    mismatch = '{"name": "calculate", "arguments": {"expression": 7}}'
+
+    read_unknown = MCP.read_action(unknown, CALCULATOR)
+    read_mismatch = MCP.read_action(mismatch, CALCULATOR)
+
+    assert read_unknown.action is not None and read_unknown.display == "refund(amount=5)"
+    assert read_unknown.notes == ("unknown tool 'refund'; this world's tools are: calculate",)
+    assert read_mismatch.action is not None
+    assert read_mismatch.notes == (
+        "arguments of 'calculate' do not match its input schema: "
+        "7 is not of type 'string' (at $.expression)",
+    )
+    for raw in (unknown, mismatch):
+        with pytest.raises(InvalidAction):
+            MCP.parse_action(raw, CALCULATOR)
+
+
+def test_mcp_takes_the_strict_action_when_the_world_accepts_it():
+    reading = MCP.read_action(
+        '{"name": "calculate", "arguments": {"expression": "2+2"}}', CALCULATOR
+    )
+
+    assert reading.action == MCP.parse_action(reading.raw, CALCULATOR)
+    assert reading.notes == ()
+
+
+def test_mcp_reads_a_list_of_parallel_calls_and_notes_odd_arguments():
+    reading = MCP.read_action(
+        '[{"name": "think", "arguments": {"thought": "t"}}, {"name": "calculate", "arguments": [1]}]'
+    )
+
+    assert reading.action is not None and reading.action.kind == "sequence"
+    assert [step["args"]["name"] for step in reading.action.args["actions"]] == [
+        "think",
+        "calculate",
+    ]
+    assert reading.display == "think(thought='t'); calculate([1])"
+    assert reading.notes == (
+        "the arguments of 'calculate' are not a JSON object; kept as recorded",
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "args", "display"),
+    [
+        (
+            '{"name": "search", "arguments": {"queries": ["zorb capital", "zorb founding"]}}',
+            "web_search",
+            {"query": ["zorb capital", "zorb founding"]},
+            "search(queries=['zorb capital', 'zorb founding'])",
+        ),
+        (
+            '{"name": "search", "arguments": {"query": "zorb capital"}}',
+            "web_search",
+            {"query": "zorb capital"},
+            "search(query='zorb capital')",
+        ),
+        (
+            '{"name": "search", "arguments": "{\\"queries\\": [\\"zorb\\"]}"}',
+            "web_search",
+            {"query": ["zorb"]},
+            "search(queries=['zorb'])",
+        ),
+        (
+            '{"name": "web_search", "arguments": "zorb capital"}',
+            "web_search",
+            {"query": "zorb capital"},
+            "web_search('zorb capital')",
+        ),
+        (
+            '{"name": "visit", "arguments": {"url": "https://zorb.example", "goal": "year"}}',
+            "web_extractor",
+            {"url": "https://zorb.example", "goal": "year"},
+            "visit(url='https://zorb.example', goal='year')",
+        ),
+        (
+            'web_search(query=["a", "b"])',
+            "web_search",
+            {"query": ["a", "b"]},
+            "web_search(query=['a', 'b'])",
+        ),
+    ],
+)
+def test_search_reads_real_search_calls(raw, kind, args, display):
+    reading = SEARCH.read_action(raw)
+
+    assert reading.action is not None
+    assert (reading.action.kind, dict(reading.action.args)) == (kind, args)
+    assert (reading.display, reading.notes) == (display, ())
+
+
+def test_search_keeps_unknown_tools_and_bad_arguments_with_notes():
+    unknown = SEARCH.read_action('{"name": "google", "arguments": {"q": "zorb"}}')
+    empty = SEARCH.read_action('{"name": "search", "arguments": {"queries": []}}')
+
+    assert unknown.action is not None and unknown.action.kind == "tool_call"
+    assert unknown.notes == (
+        "'google' is not a search tool (web_search, web_extractor); read without checking",
+    )
+    assert empty.action is not None and empty.action.kind == "web_search"
+    assert empty.notes == ("web_search query must be non-empty text or a non-empty list of text",)
