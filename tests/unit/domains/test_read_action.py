@@ -15,6 +15,7 @@ TERMINAL = get_domain("terminal")
 SWE = get_domain("swe")
 MCP = get_domain("mcp")
 SEARCH = get_domain("search")
+WEB = get_domain("web")
 TRACE_WORLD = World(domain="mcp", title="Imported trace")
 CALCULATOR = World(
     domain="mcp",
@@ -319,3 +320,98 @@ def test_search_keeps_unknown_tools_and_bad_arguments_with_notes():
     )
     assert empty.action is not None and empty.action.kind == "web_search"
     assert empty.notes == ("web_search query must be non-empty text or a non-empty list of text",)
+
+
+def test_web_reads_the_actions_of_a_real_webarena_run():
+    log = (FIXTURES / "web" / "browsergym_webarena_190_12_shopping.log").read_text()
+    fenced = [line for line in log.splitlines() if line.startswith("```") and line.endswith("```")]
+
+    readings = [WEB.read_action(raw) for raw in fenced]
+
+    assert [r.display for r in readings][-2:] == [
+        "click('227')",
+        "send_msg_to_user('The total cost of your latest complete order is $65.32.')",
+    ]
+    assert all(r.notes == () for r in readings)
+    strict = WEB.parse_action('click("227")', World(domain="web", title="Shop"))
+    assert readings[-2].action is not None
+    assert (readings[-2].action.kind, readings[-2].action.args) == (strict.kind, strict.args)
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "args", "display"),
+    [
+        ("click('12')", "click", {"bid": "12", "button": "left", "modifiers": []}, None),
+        ('fill("a12", "white rice")', "fill", {"bid": "a12", "value": "white rice"}, None),
+        (
+            'browser_navigate(url="https://www.saucedemo.com/")',
+            "browser_navigate",
+            {"url": "https://www.saucedemo.com/"},
+            "browser_navigate(url='https://www.saucedemo.com/')",
+        ),
+        (
+            'browser_click(element="Add to cart", ref="s5e44")',
+            "browser_click",
+            {"element": "Add to cart", "ref": "s5e44"},
+            "browser_click(element='Add to cart', ref='s5e44')",
+        ),
+        (
+            '{"name": "browser_click", "arguments": {"element": "Add to cart", "ref": "s5e44"}}',
+            "browser_click",
+            {"element": "Add to cart", "ref": "s5e44"},
+            "browser_click(element='Add to cart', ref='s5e44')",
+        ),
+        (
+            '{"name": "browser_type", "arguments": "{\\"ref\\": \\"e7\\", \\"text\\": \\"hi\\"}"}',
+            "browser_type",
+            {"ref": "e7", "text": "hi"},
+            "browser_type(ref='e7', text='hi')",
+        ),
+        ("drag_and_drop('3', '9')", "drag_and_drop", {"from_bid": "3", "to_bid": "9"}, None),
+        ("mouse_click(410, 92)", "mouse_click", {"x": 410, "y": 92}, None),
+    ],
+)
+def test_web_reads_browsergym_and_playwright_mcp_calls(raw, kind, args, display):
+    reading = WEB.read_action(raw)
+
+    assert reading.action is not None
+    assert (reading.action.kind, dict(reading.action.args)) == (kind, args)
+    assert (reading.display, reading.notes) == (display or raw.replace('"', "'"), ())
+
+
+def test_web_reads_several_browsergym_calls_as_a_sequence():
+    reading = WEB.read_action("```python\nfill('a12', 'x')\nclick(\"a13\")\n```")
+
+    assert reading.action is not None and reading.action.kind == "sequence"
+    assert reading.action.args["actions"] == [
+        {"kind": "fill", "args": {"bid": "a12", "value": "x"}},
+        {"kind": "click", "args": {"bid": "a13", "button": "left", "modifiers": []}},
+    ]
+    assert reading.display == "fill('a12', 'x'); click('a13')"
+
+
+@pytest.mark.parametrize(
+    ("raw", "note"),
+    [
+        ("click()", "click(bid, button=..., modifiers=...): missing argument 'bid'"),
+        ("submit_form('3')", "submit_form() is not a BrowserGym or Playwright-MCP action"),
+        ("click(target)", "click(): `target` is not a literal value; kept as written"),
+        ("browser_click('s5e44')", "browser_click() takes named arguments"),
+    ],
+)
+def test_web_keeps_odd_calls_with_a_note(raw, note):
+    reading = WEB.read_action(raw)
+
+    assert reading.action is not None and reading.display == raw
+    assert any(n.startswith(note) for n in reading.notes), reading.notes
+
+
+def test_web_notes_what_the_studio_would_refuse_in_a_world():
+    world = World(domain="web", title="Shop")
+
+    reading = WEB.read_action("click('1')\nclick('2')", world)
+
+    assert reading.action is not None and reading.action.kind == "sequence"
+    assert reading.notes[0].startswith("expected exactly one action, found 2")
+    with pytest.raises(InvalidAction, match="expected exactly one action"):
+        WEB.parse_action(reading.raw, world)
