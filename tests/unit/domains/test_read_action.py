@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from simulator.domains import get_domain
+from simulator.domains import Action, get_domain
 from simulator.errors import InvalidAction
 from simulator.world import World
 from tests.unit.verifiers._fixtures import FIXTURES, tau_bench_messages
@@ -16,6 +16,7 @@ SWE = get_domain("swe")
 MCP = get_domain("mcp")
 SEARCH = get_domain("search")
 WEB = get_domain("web")
+OS = get_domain("os")
 TRACE_WORLD = World(domain="mcp", title="Imported trace")
 CALCULATOR = World(
     domain="mcp",
@@ -415,3 +416,99 @@ def test_web_notes_what_the_studio_would_refuse_in_a_world():
     assert reading.notes[0].startswith("expected exactly one action, found 2")
     with pytest.raises(InvalidAction, match="expected exactly one action"):
         WEB.parse_action(reading.raw, world)
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "calls", "display"),
+    [
+        (
+            "pyautogui.click(100, 200)",
+            "pyautogui",
+            [{"func": "pyautogui.click", "args": [100, 200], "kwargs": {}}],
+            "pyautogui.click(100, 200)",
+        ),
+        (
+            "BrowserTools.open_privacy_settings()",
+            "python",
+            [{"func": "BrowserTools.open_privacy_settings", "args": [], "kwargs": {}}],
+            "BrowserTools.open_privacy_settings()",
+        ),
+        (
+            "Agent.click(coordinates=[120, 45])",
+            "python",
+            [{"func": "Agent.click", "args": [], "kwargs": {"coordinates": [120, 45]}}],
+            "Agent.click(coordinates=[120, 45])",
+        ),
+        (
+            'CalcTools.set_cell_value("A1", 3)',
+            "python",
+            [{"func": "CalcTools.set_cell_value", "args": ["A1", 3], "kwargs": {}}],
+            "CalcTools.set_cell_value('A1', 3)",
+        ),
+    ],
+)
+def test_os_reads_pyautogui_and_osworld_tool_calls(raw, kind, calls, display):
+    reading = OS.read_action(raw)
+
+    assert reading.action is not None
+    assert (reading.action.kind, reading.action.args) == (kind, {"calls": calls})
+    assert reading.display == display
+    if kind == "python":
+        func = calls[0]["func"]
+        assert reading.notes == (f"not a studio pyautogui action, read without checking: {func}",)
+
+
+def test_os_reads_a_whole_code_block_with_imports_loops_and_sleeps():
+    code = (
+        "```python\n"
+        "import pyautogui, time\n"
+        "for _ in range(3):\n"
+        "    pyautogui.press('down')\n"
+        "    time.sleep(0.5)\n"
+        "x, y = pyautogui.locateCenterOnScreen('ok.png')\n"
+        "pyautogui.click(x, y)\n"
+        "```"
+    )
+
+    reading = OS.read_action(code)
+
+    assert reading.action is not None and reading.action.kind == "python"
+    assert [call["func"] for call in reading.action.args["calls"]] == [
+        "pyautogui.press",
+        "time.sleep",
+        "pyautogui.locateCenterOnScreen",
+        "pyautogui.click",
+    ]
+    assert reading.action.args["calls"][3]["args"] == ["x", "y"]
+    assert reading.display == (
+        "pyautogui.press('down'); time.sleep(0.5); pyautogui.locateCenterOnScreen('ok.png'); …"
+    )
+    assert reading.notes == (
+        "pyautogui.click(): `x` is not a literal value; kept as written",
+        "pyautogui.click(): `y` is not a literal value; kept as written",
+        "the code also has statements that are not calls (for); only its calls were read",
+        "not a studio pyautogui action, read without checking: pyautogui.locateCenterOnScreen",
+    )
+
+
+def test_os_shows_non_literal_arguments_as_written():
+    reading = OS.read_action("pyautogui.write(text.upper())")
+
+    assert reading.display == "pyautogui.write(text.upper())"
+
+
+def test_os_keeps_code_that_is_not_python_with_a_note():
+    reading = OS.read_action("click the OK button\nthen wait")
+
+    assert reading.action is not None
+    assert (reading.action.kind, reading.action.args) == ("python", {"calls": []})
+    assert reading.display == "click the OK button"
+    assert reading.notes == ("not valid Python: invalid syntax (line 1); kept as code",)
+
+
+def test_os_checks_studio_pyautogui_calls_and_reads_the_special_words():
+    bad = OS.read_action("pyautogui.hotkey('ctrl', 5)")
+
+    assert bad.action is not None and bad.action.kind == "pyautogui"
+    assert bad.notes == ("pyautogui.hotkey(): give the key names as text",)
+    assert OS.read_action("DONE").action == Action(raw="DONE", kind="done")
