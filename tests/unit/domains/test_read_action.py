@@ -17,6 +17,7 @@ MCP = get_domain("mcp")
 SEARCH = get_domain("search")
 WEB = get_domain("web")
 OS = get_domain("os")
+ANDROID = get_domain("android")
 TRACE_WORLD = World(domain="mcp", title="Imported trace")
 CALCULATOR = World(
     domain="mcp",
@@ -512,3 +513,115 @@ def test_os_checks_studio_pyautogui_calls_and_reads_the_special_words():
     assert bad.action is not None and bad.action.kind == "pyautogui"
     assert bad.notes == ("pyautogui.hotkey(): give the key names as text",)
     assert OS.read_action("DONE").action == Action(raw="DONE", kind="done")
+
+
+def _invoke(**parameters: object) -> str:
+    body = "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in parameters.items())
+    return f'<invoke name="phone">{body}</invoke>'
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "args", "display"),
+    [
+        # DroidBot text commands
+        (
+            "touch <button id=3 bound_box=0,100,200,300>OK</button>",
+            "click",
+            {"index": 3},
+            "click(index=3)",
+        ),
+        (
+            "touch <button bound_box=0,100,200,300>OK</button>",
+            "click",
+            {"x": 100, "y": 200},
+            "click(x=100, y=200)",
+        ),
+        ("long_touch <div id=7>Photo</div>", "long_press", {"index": 7}, "long_press(index=7)"),
+        (
+            "set_text <input id=5 bound_box=0,0,10,10>hello world",
+            "input_text",
+            {"index": 5, "text": "hello world"},
+            "input_text(index=5, text='hello world')",
+        ),
+        (
+            "set_text <input id=5>Search</input> cats",
+            "input_text",
+            {"index": 5, "text": "cats"},
+            "input_text(index=5, text='cats')",
+        ),
+        (
+            "scroll up <div id=2 bound_box=0,0,1080,1920></div>",
+            "scroll",
+            {"index": 2, "direction": "up"},
+            "scroll(index=2, direction='up')",
+        ),
+        ("key_back", "navigate_back", {}, "navigate_back()"),
+        ("press BACK", "navigate_back", {}, "navigate_back()"),
+        ("press HOME", "navigate_home", {}, "navigate_home()"),
+        # Anthropic-style tool calls
+        (_invoke(action="click", index=46), "click", {"index": 46}, "click(index=46)"),
+        (
+            "<function_calls>\n"
+            + _invoke(action="input_text", text="fish & chips", index=3)
+            + "\n</function_calls>",
+            "input_text",
+            {"index": 3, "text": "fish & chips"},
+            "input_text(index=3, text='fish & chips')",
+        ),
+        (
+            _invoke(action="tap", coordinate="[540, 1200]"),
+            "click",
+            {"coordinate": [540, 1200]},
+            None,
+        ),
+        # AndroidWorld JSON
+        ('{"action_type": "click", "index": 46}', "click", {"index": 46}, "click(index=46)"),
+        (
+            '{"action_type":"input_text","text":"hi","index":3}',
+            "input_text",
+            {"index": 3, "text": "hi"},
+            "input_text(index=3, text='hi')",
+        ),
+        (
+            '{"action_type":"scroll","direction":"down"}',
+            "scroll",
+            {"direction": "down"},
+            "scroll(direction='down')",
+        ),
+        ('{"action_type": "tap", "index": "12"}', "click", {"index": 12}, "click(index=12)"),
+    ],
+)
+def test_android_reads_droidbot_invoke_and_androidworld_actions(raw, kind, args, display):
+    reading = ANDROID.read_action(raw)
+
+    assert reading.action is not None
+    assert (reading.action.kind, dict(reading.action.args)) == (kind, args)
+    if display is not None:
+        assert (reading.display, reading.notes) == (display, ())
+
+
+def test_android_reads_several_invokes_as_a_sequence():
+    reading = ANDROID.read_action(_invoke(action="swipe", direction="up") + _invoke(action="wait"))
+
+    assert reading.action is not None and reading.action.kind == "sequence"
+    assert reading.action.args["actions"] == [
+        {"kind": "swipe", "args": {"direction": "up"}},
+        {"kind": "wait", "args": {}},
+    ]
+    assert reading.display == "swipe(direction='up'); wait()"
+
+
+@pytest.mark.parametrize(
+    ("raw", "note"),
+    [
+        ('{"action_type": "fly"}', "unknown action type 'fly'; read without checking"),
+        ("press VOLUME_UP", "unknown action type 'press_key'; read without checking"),
+        ('{"action_type": "click", "index": -1}', "click: index must be an integer >= 0"),
+        (_invoke(action="scroll", direction="sideways"), 'scroll needs "direction"'),
+    ],
+)
+def test_android_keeps_odd_actions_with_a_note(raw, note):
+    reading = ANDROID.read_action(raw)
+
+    assert reading.action is not None
+    assert reading.notes[0].startswith(note)
