@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from simulator.domains import Action, get_domain
+from simulator.domains import Action, ReadAction, domain_names, get_domain
+from simulator.domains.base import Domain
 from simulator.errors import InvalidAction
 from simulator.world import World
 from tests.unit.verifiers._fixtures import FIXTURES, tau_bench_messages
@@ -625,3 +628,229 @@ def test_android_keeps_odd_actions_with_a_note(raw, note):
 
     assert reading.action is not None
     assert reading.notes[0].startswith(note)
+
+
+@pytest.mark.parametrize("name", ["mcp", "search", "web", "android"])
+@pytest.mark.parametrize("raw", ["¯\\_(ツ)_/¯ no idea", "{not json", '{"answer": 42}'])
+def test_garbage_reads_as_no_action_with_a_note(name, raw):
+    reading = get_domain(name).read_action(raw)
+
+    assert (reading.raw, reading.action, reading.display) == (raw, None, raw)
+    assert reading.notes and all(note.strip() for note in reading.notes)
+
+
+@pytest.mark.parametrize("name", ["mcp", "search", "terminal", "swe", "web", "os", "android"])
+def test_empty_text_reads_as_no_action_in_every_domain(name):
+    reading = get_domain(name).read_action("  \n")
+
+    assert reading.action is None and len(reading.notes) == 1
+
+
+# (domain, an action the strict parser accepts, a world for it)
+STRICT_GOOD = [
+    ("mcp", '{"name": "calculate", "arguments": {"expression": "1+1"}}', CALCULATOR),
+    ("search", 'web_search("capital of Zorbland")', None),
+    ("search", '{"name": "web_extractor", "arguments": {"url": "https://z.example"}}', None),
+    ("terminal", '[{"keystrokes": "pwd\\n", "duration": 0.1}]', None),
+    ("swe", '{"name": "execute_bash", "arguments": {"command": "pytest -q"}}', None),
+    ("web", "select_option('s5e24', ['Price (low to high)'])", None),
+    ("web", "noop()", None),
+    ("os", "import pyautogui\npyautogui.click(960, 540)\npyautogui.hotkey('ctrl', 's')", None),
+    ("os", "WAIT", None),
+    ("android", '{"action_type": "open_app", "app_name": "YouTube"}', None),
+]
+
+
+@pytest.mark.parametrize(("name", "raw", "world"), STRICT_GOOD)
+def test_what_strict_parsing_accepts_reads_alike_and_without_notes(name, raw, world):
+    domain = get_domain(name)
+    world = world or World(domain=name, title="Typed")
+    strict = domain.parse_action(raw, world)
+
+    in_world = domain.read_action(raw, world)
+    lenient = domain.read_action(raw)
+
+    assert (in_world.action, in_world.notes) == (strict, ())
+    assert lenient.action is not None and lenient.notes == ()
+    assert (lenient.action.kind, dict(lenient.action.args)) == (strict.kind, dict(strict.args))
+
+
+# (domain, an action the strict parser refuses, the start of its message)
+STRICT_REFUSED = [
+    ("mcp", '{"name": "refund", "arguments": {}}', "unknown tool 'refund'"),
+    ("swe", '{"name": "deploy", "arguments": {}}', "unknown tool 'deploy'; swe tools are"),
+    ("search", 'google("x")', "unknown tool 'google'"),
+    ("web", "submit('1')", "unknown action submit()"),
+    ("os", "os.system('reboot')", "os.system() is not allowed"),
+    ("android", '{"action_type": "fly"}', "unknown action_type 'fly'"),
+    ("terminal", "ls\x00", "the command contains a NUL character"),
+]
+
+
+@pytest.mark.parametrize(("name", "raw", "message"), STRICT_REFUSED)
+def test_strict_parsing_still_refuses_what_reading_only_notes(name, raw, message):
+    domain = get_domain(name)
+    world = CALCULATOR if name == "mcp" else World(domain=name, title="Typed")
+
+    with pytest.raises(InvalidAction, match=None) as caught:
+        domain.parse_action(raw, world)
+    reading = domain.read_action(raw, world)
+
+    assert str(caught.value).startswith(message)
+    assert reading.action is not None
+    assert reading.notes[0] == str(caught.value)
+
+
+def test_a_reader_or_parser_that_breaks_is_a_note_not_an_error():
+    class Broken(Domain):
+        name = "broken"
+        title = "Broken"
+        observation_formats = ("text",)
+        renderer = "text"
+
+        def system_prompt(self, world: World) -> str:
+            return ""
+
+        def parse_action(self, raw: str, world: World) -> Action:
+            raise RecursionError
+
+        def read_leniently(self, raw: str) -> ReadAction:
+            raise KeyError(raw)
+
+        def detect_format(self, observation: str) -> str | None:
+            return None
+
+    reading = Broken().read_action("x", World(domain="broken", title="Broken"))
+
+    assert (reading.action, reading.display) == (None, "x")
+    assert reading.notes == ("the action could not be validated (RecursionError)",)
+    assert Broken().read_action("x").notes == ("the action could not be read (KeyError)",)
+
+
+def test_absurdly_nested_json_is_noted_not_raised():
+    raw = '{"name": "calculate", "arguments": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+    reading = MCP.read_action(raw, CALCULATOR)
+
+    assert reading.action is None
+    assert reading.notes == ("the action could not be validated (RecursionError)",)
+
+
+def test_a_domain_without_a_reader_imports_with_a_note():
+    class Plain(Domain):
+        name = "plain"
+        title = "Plain"
+        observation_formats = ("text",)
+        renderer = "text"
+
+        def system_prompt(self, world: World) -> str:
+            return ""
+
+        def parse_action(self, raw: str, world: World) -> Action:
+            return Action(raw=raw, kind="text")
+
+        def detect_format(self, observation: str) -> str | None:
+            return None
+
+    assert Plain().read_action("hi").notes == (
+        "the plain domain has no reader for imported actions",
+    )
+    assert Plain().read_action("hi", World(domain="plain", title="P")).action == Action(
+        raw="hi", kind="text"
+    )
+
+
+# Pieces of every action style, so that generated text reaches deep into the readers.
+_PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        '"',
+        "'",
+        "(",
+        ")",
+        "\n",
+        "\\",
+        " ",
+        "=",
+        "<",
+        ">",
+        "/",
+        '"name"',
+        '"arguments"',
+        '"function"',
+        '"tool_calls"',
+        '"keystrokes"',
+        '"duration"',
+        '"command"',
+        '"action_type"',
+        '"index"',
+        '"text"',
+        '"click"',
+        "null",
+        "true",
+        "-1",
+        "46",
+        "```",
+        "```python\n",
+        "<tool_call>",
+        "</tool_call>",
+        '<invoke name="phone">',
+        "</invoke>",
+        '<parameter name="action">',
+        '<parameter name="index">',
+        "</parameter>",
+        "touch ",
+        "set_text ",
+        "scroll up ",
+        "press ",
+        "key_back",
+        "<button id=",
+        "bound_box=",
+        "</button>",
+        "click(",
+        "browser_click(",
+        "pyautogui.",
+        "time.sleep(",
+        "Agent.",
+        "for i in x:\n    ",
+        "import pyautogui\n",
+        "x = ",
+        "*",
+        "**",
+        "lambda: ",
+        "DONE",
+    ]  # fmt: skip
+)
+_TEXT = st.one_of(
+    st.text(),
+    st.lists(st.one_of(_PIECES, st.text(max_size=3)), max_size=30).map("".join),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.sampled_from(["name", "arguments", "action_type", "index"]), inner)
+        ),
+        max_leaves=12,
+    ).map(json.dumps),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=_TEXT)
+def test_read_action_never_raises_for_any_text_in_any_domain(raw):
+    for name in domain_names():
+        domain = get_domain(name)
+        world = CALCULATOR if name == "mcp" else World(domain=name, title="Any")
+        for reading in (domain.read_action(raw), domain.read_action(raw, world)):
+            assert reading.raw == raw
+            assert isinstance(reading.display, str)
+            assert all(isinstance(note, str) and note for note in reading.notes)
+            assert reading.action is not None or reading.notes
+            assert reading.action is None or reading.action.raw == raw
+            # The safety net in read_action is for bugs; the readers themselves hold.
+            assert not any(n.startswith("the action could not be read") for n in reading.notes)
