@@ -11,13 +11,13 @@ import ast
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from simulator.domains._calls import Call, strip_fence
 from simulator.domains.base import Action, ReadAction
 
-_INLINE_FENCE = re.compile(r"^`{1,3}(?P<body>[^`].*?)`{1,3}$", re.DOTALL)
+_INLINE_FENCE = re.compile(r"^`{1,3}(?P<body>[^`]+)`{1,3}$")
 _TOOL_CALL_TAG = re.compile(r"^<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>)?$", re.DOTALL)
 _DISPLAY_TEXT = 60
 _DISPLAY_VALUE = 80
@@ -68,13 +68,13 @@ def load_json(text: str) -> Any:
 
 
 def sequence(raw: str, readings: Sequence[ReadAction]) -> ReadAction:
-    """Several actions recorded as one turn, read as one ``sequence`` action.
+    """Several actions recorded as one turn (each read from ``raw``), as one ``sequence``.
 
     A single reading is returned as it is; readings without an action are left
     out of the sequence but keep their notes.
     """
     if len(readings) == 1:
-        return replace_raw(readings[0], raw)
+        return readings[0]
     actions = [reading.action for reading in readings if reading.action is not None]
     notes = tuple(note for reading in readings for note in reading.notes)
     display = "; ".join(reading.display for reading in readings)
@@ -89,17 +89,6 @@ def sequence(raw: str, readings: Sequence[ReadAction]) -> ReadAction:
     )
 
 
-def replace_raw(reading: ReadAction, raw: str) -> ReadAction:
-    """``reading`` attributed to the whole recorded text ``raw``."""
-    action = reading.action
-    return ReadAction(
-        raw=raw,
-        action=None if action is None else Action(raw=raw, kind=action.kind, args=action.args),
-        display=reading.display,
-        notes=reading.notes,
-    )
-
-
 @dataclass(frozen=True)
 class ToolCall:
     """A JSON tool call as recorded: its name and its arguments, decoded when JSON text.
@@ -110,7 +99,7 @@ class ToolCall:
 
     name: str
     arguments: Any
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
     def display(self) -> str:
         if isinstance(self.arguments, Mapping):
@@ -137,7 +126,7 @@ def _tool_call(item: Mapping[str, Any]) -> ToolCall:
     name = item.get("name")
     notes: list[str] = []
     if not isinstance(name, str) or not name.strip():
-        notes.append(f"the tool call's name {name!r} is not text; read as {str(name)!r}")
+        notes.append(f"the tool call has no name (found {name!r})")
         name = str(name)
     arguments = item.get("arguments", item.get("parameters", item.get("input", {})))
     if isinstance(arguments, str):

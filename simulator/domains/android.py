@@ -143,13 +143,14 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _read_fields(raw: str, kind: Any, fields: Mapping[str, Any], notes: list[str]) -> ReadAction:
+def _read_fields(raw: str, kind: Any, fields: Mapping[str, Any]) -> ReadAction:
     """AndroidWorld's ``(action_type, fields)`` normalised and checked; problems become notes."""
     kind = _KIND_ALIASES.get(str(kind), str(kind))
     fields = {
         key: _number(value) if key in _TARGET_FIELDS else value for key, value in fields.items()
     }
     ordered = {key: fields[key] for key in _TARGET_FIELDS if key in fields} | fields
+    notes = []
     if kind not in _ACTION_TYPES:
         notes.append(f"unknown action type {kind!r}; read without checking")
     else:
@@ -173,7 +174,7 @@ def _read_json(raw: str, data: Any) -> ReadAction:
             raw, 'a JSON android action needs "action_type", e.g. {"action_type": "click"}'
         )
     fields = {name: value for name, value in data.items() if name != key}
-    return _read_fields(raw, data[key], fields, [])
+    return _read_fields(raw, data[key], fields)
 
 
 def _parameter(value: str) -> Any:
@@ -192,7 +193,7 @@ def _read_invokes(raw: str, text: str) -> ReadAction:
     for invoke in _INVOKE.finditer(text):
         params = {m["name"]: _parameter(m["value"]) for m in _PARAMETER.finditer(invoke["body"])}
         kind = params.pop("action", invoke["name"])
-        readings.append(_read_fields(raw, kind, params, []))
+        readings.append(_read_fields(raw, kind, params))
     if not readings:
         return unread(raw, "an <invoke> without a closing </invoke>; nothing read")
     return sequence(raw, readings)
@@ -237,7 +238,7 @@ def _read_droidbot(raw: str, text: str) -> ReadAction | None:
         fields = {**target, "text": typed}
     else:
         fields = target
-    return _read_fields(raw, kind, fields, [])
+    return _read_fields(raw, kind, fields)
 
 
 class AndroidDomain(Domain):

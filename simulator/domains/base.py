@@ -100,8 +100,9 @@ class Domain(ABC):
         Imports must not be refused, so the strict :meth:`parse_action` only decides
         whether the reading is also valid in ``world``: when it is, its action
         replaces the lenient one (with the strict defaults filled in); when it is
-        not, its message becomes the first note (the only one if nothing was read). Any error from either parser is a
-        note too, so one odd turn can never stop a whole import.
+        not, its message becomes the first note (the only one if nothing was
+        read). Any error from either parser is a note too, so one odd turn can
+        never stop a whole import.
         """
         try:
             reading = self.read_leniently(raw)

@@ -88,6 +88,11 @@ def _read_call(raw: str, call: ToolCall) -> ReadAction:
         if call.name not in _SHELL_TOOLS:
             notes.append(f"{call.name!r} is not a studio swe tool; read as a shell command")
         action = Action(raw=raw, kind="command", args={"command": command})
+    elif call.name.lower() in _SHELL_TOOLS:
+        notes.append(f"{call.name} has no command; read as a plain tool call")
+        action = Action(
+            raw=raw, kind="tool_call", args={"name": call.name, "arguments": call.arguments}
+        )
     elif call.name == "str_replace_editor":
         try:
             _editor(raw, arguments)

@@ -103,6 +103,17 @@ _BROWSERGYM = {name: tuple(param.name for param in params) for name, params in _
 _PLAYWRIGHT_MCP = "browser_"
 
 
+def _check(func: str, args: Mapping[str, Any]) -> None:
+    """What binding does not check of a studio action's arguments; raises InvalidAction."""
+    if "bid" in args and not args["bid"].strip():
+        raise InvalidAction(f"{func}(): bid is empty")
+    if args.get("button", "left") not in _BUTTONS:
+        raise InvalidAction(f"{func}(): button must be one of {', '.join(_BUTTONS)}")
+    options = args.get("options")
+    if isinstance(options, list) and not all(isinstance(o, str) for o in options):
+        raise InvalidAction("select_option(): options must be text or a list of text")
+
+
 def _read_call(raw: str, call: Call) -> ReadAction:
     """One recorded call: BrowserGym arguments named, Playwright-MCP's kept, others noted."""
     display = format_call(call.func, call.args, call.kwargs)
@@ -127,6 +138,11 @@ def _read_call(raw: str, call: Call) -> ReadAction:
             notes.append(f"{call.func}() takes named arguments; the positional ones kept as 'args'")
     if "bid" in args:
         args["bid"] = str(args["bid"])
+    if call.func in _ACTIONS:
+        try:
+            _check(call.func, args)
+        except InvalidAction as error:
+            notes.append(str(error))
     return ReadAction(
         raw=raw,
         action=Action(raw=raw, kind=call.func, args=args),
@@ -176,13 +192,7 @@ class WebDomain(Domain):
             ) from None
         if "bid" in args:
             args["bid"] = str(args["bid"])
-            if not args["bid"].strip():
-                raise InvalidAction(f"{call.func}(): bid is empty")
-        if args.get("button", "left") not in _BUTTONS:
-            raise InvalidAction(f"{call.func}(): button must be one of {', '.join(_BUTTONS)}")
-        options = args.get("options")
-        if isinstance(options, list) and not all(isinstance(o, str) for o in options):
-            raise InvalidAction("select_option(): options must be text or a list of text")
+        _check(call.func, args)
         return Action(raw=raw, kind=call.func, args=args)
 
     def read_leniently(self, raw: str) -> ReadAction:

@@ -159,6 +159,13 @@ def test_swe_reads_real_tool_calls_with_json_text_arguments(raw, kind, args, dis
     assert (reading.display, reading.notes) == (display, notes)
 
 
+def test_swe_keeps_a_shell_call_without_a_command_as_a_tool_call():
+    reading = SWE.read_action('{"name": "bash", "arguments": {"command": " "}}')
+
+    assert reading.action is not None and reading.action.kind == "tool_call"
+    assert reading.notes == ("bash has no command; read as a plain tool call",)
+
+
 def test_swe_reads_a_list_of_calls_as_a_sequence():
     raw = json.dumps(
         [
@@ -402,6 +409,8 @@ def test_web_reads_several_browsergym_calls_as_a_sequence():
         ("submit_form('3')", "submit_form() is not a BrowserGym or Playwright-MCP action"),
         ("click(target)", "click(): `target` is not a literal value; kept as written"),
         ("browser_click('s5e44')", "browser_click() takes named arguments"),
+        ("click('')", "click(): bid is empty"),
+        ("click('3', button='top')", "click(): button must be one of left, middle, right"),
     ],
 )
 def test_web_keeps_odd_calls_with_a_note(raw, note):
