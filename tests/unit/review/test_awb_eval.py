@@ -153,23 +153,11 @@ async def test_it_runs_rows_concurrently_and_resumes_from_the_output(tmp_path):
 
 async def test_it_simulates_a_trace_teacher_forced_with_the_awb_request_form():
     rows = read_awb(FIXTURE)
-    last = rows[-1].data
-    from simulator.formats.awb import awb_rows_to_trajectories
+    last = rows[-1]
+    from simulator.formats.awb import trajectory_of
 
-    trajectory = awb_rows_to_trajectories(rows)[0]
-    prompts = [
-        p.removesuffix(
-            "\n\nPlease analyze the input above and predict the realistic output/response that the "
-            "environment would produce.\n\nFirst, think step by step. Then, provide the simulated "
-            "environment observation wrapped strictly within the "
-            "<predicted_observation></predicted_observation> tags."
-        )
-        for p in last["prompt"]
-    ]
-    turns = [
-        RecordedTurn(t.action, t.observation, p)
-        for t, p in zip(trajectory.turns, prompts, strict=True)
-    ]
+    trajectory = trajectory_of(last)
+    turns = [RecordedTurn(t.action, t.observation) for t in trajectory.turns]
     world = World(domain="terminal", title="t", initial_observation=trajectory.initial_state or "")
     sent = []
 
@@ -178,10 +166,10 @@ async def test_it_simulates_a_trace_teacher_forced_with_the_awb_request_form():
         return "simulated"
 
     results = await simulate_trace(
-        world, turns, ReplayBackend(answer), mode="teacher_forced", system_prompt=last["system_str"]
+        world, turns, ReplayBackend(answer), rows=[row.data for row in rows]
     )
     assert [r.result.observation for r in results if r.result] == ["simulated"] * 3
-    assert list(sent[2]) == infer_messages(last)
+    assert [list(m) for m in sent] == [infer_messages(row.data) for row in rows]
     assert all(r.real_verifiers for r in results)
 
 

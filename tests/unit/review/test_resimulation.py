@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from simulator.awb_eval import RecordedTurn, simulate_trace
@@ -13,7 +15,7 @@ from simulator.world import World
 
 SYSTEM = "You simulate a terminal. (test prompt)"
 TEXTS = ["### Turn 1\n**Action:**\n```json\n[1]\n```", "### Turn 2\n**Action:**\n```json\n[2]\n```"]
-ROW = {
+ROW: dict[str, Any] = {
     "task": "terminal",
     "id": 1,
     "prompt": [TEXTS[0], TEXTS[1] + "\n\nAnswer in tags."],
@@ -37,9 +39,11 @@ TRICKY = [
     ("<think>unclosed <predicted_observation>kept</predicted_observation>", "kept"),
     (
         "<think>a<think>b</think>c</think><predicted_observation>x</predicted_observation>",
-        "c</think>x",
+        "x",
     ),
-    ("<predicted_observation>  \n ", "No output"),
+    ("<predicted_observation>  \n ", ""),
+    ("<think>only thinking</think>", "No output"),
+    ("a<predicted_observation>b<think>c</think>d</predicted_observation>", "bd"),
 ]
 
 
@@ -96,8 +100,8 @@ async def test_prompted_perturbations_add_to_the_current_turn_only():
         ["<predicted_observation>o</predicted_observation>"], perturbations=[control]
     )
     assert "The disk is full." not in backend.requests[0].messages[-1]["content"]
-    last = backend.requests[1].messages[-1]["content"]
-    assert last.startswith(ROW["prompt"][1]) and "The disk is full." in last
+    last = str(backend.requests[1].messages[-1]["content"])
+    assert last.startswith(str(ROW["prompt"][1])) and "The disk is full." in last
 
 
 async def test_an_action_the_studio_cannot_parse_is_sent_anyway_with_a_note():
