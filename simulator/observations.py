@@ -33,7 +33,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 
-from simulator.axtree import AxNode, axtree_lines, axtree_problems
+from simulator.axtree import axtree_lines, axtree_problems
 from simulator.domains.base import (
     ANDROID_ELEMENTS,
     ARIA_YAML,
@@ -48,7 +48,6 @@ from simulator.domains.base import (
 from simulator.quoting import QUOTED
 
 __all__ = [
-    "AxNode",
     "android_element_indices",
     "android_elements_problems",
     "aria_refs",
