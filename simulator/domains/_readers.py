@@ -89,6 +89,19 @@ def sequence(raw: str, readings: Sequence[ReadAction]) -> ReadAction:
     )
 
 
+def first_step_args(action: Action) -> Mapping[str, Any]:
+    """The arguments of ``action``, or of a sequence's first step.
+
+    Only the first step surely acts on the screen the agent saw; later ones may
+    act on elements that earlier steps brought up.
+    """
+    if action.kind == "sequence":
+        steps = action.args.get("actions") or [{}]
+        args: Mapping[str, Any] = steps[0].get("args", {})
+        return args
+    return action.args
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """A JSON tool call as recorded: its name and its arguments, decoded when JSON text.
