@@ -18,7 +18,8 @@ from simulator.domains._calls import Call, strip_fence
 from simulator.domains.base import Action, ReadAction
 
 _INLINE_FENCE = re.compile(r"^`{1,3}(?P<body>[^`]+)`{1,3}$")
-_TOOL_CALL_TAG = re.compile(r"^<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>)?$", re.DOTALL)
+# Qwen wraps each call in <tool_call> tags, one block per parallel call; the last may be cut off.
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _DISPLAY_TEXT = 60
 _DISPLAY_VALUE = 80
 
@@ -154,17 +155,18 @@ def read_tool_calls(raw: str) -> list[ToolCall] | None:
 
     Reads ``{"name", "arguments"}`` (``parameters`` or ``input`` as aliases), the
     OpenAI shape ``{"type": "function", "function": {...}}``, a message's
-    ``tool_calls`` list, a plain list of calls and a Qwen ``<tool_call>`` wrapper;
+    ``tool_calls`` list, a plain list of calls and Qwen ``<tool_call>`` blocks;
     arguments may be an object or JSON text.
     """
     text = loose_text(raw)
-    wrapped = _TOOL_CALL_TAG.match(text)
-    if wrapped:
-        text = wrapped["body"]
-    if text[:1] not in ("{", "["):
-        return None
-    items = _call_objects(load_json(text))
-    return None if items is None else [_tool_call(item) for item in items]
+    bodies = _TOOL_CALL_BLOCK.findall(text) if text.startswith("<tool_call>") else [text]
+    items: list[Any] = []
+    for body in bodies:
+        found = _call_objects(load_json(body)) if body[:1] in ("{", "[") else None
+        if found is None:
+            return None
+        items += found
+    return [_tool_call(item) for item in items]
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,20 @@ def test_mcp_reads_arguments_as_an_object_or_as_json_text(raw):
     assert reading.notes == ()
 
 
+def test_mcp_reads_qwen_parallel_tool_call_blocks():
+    raw = (
+        '<tool_call>\n{"name": "get_user_details", "arguments": {"user_id": "u1"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "get_reservation_details", "arguments": {"reservation_id": "R1"}}'
+    )
+
+    reading = MCP.read_action(raw)
+
+    assert reading.display == (
+        "get_user_details(user_id='u1'); get_reservation_details(reservation_id='R1')"
+    )
+    assert MCP.read_action("<tool_call>{oops</tool_call>").action is None
+
+
 def test_mcp_notes_instead_of_refusing_what_a_world_with_tools_does_not_allow():
     unknown = '{"name": "refund", "arguments": {"amount": 5}}'
     mismatch = '{"name": "calculate", "arguments": {"expression": 7}}'
