@@ -18,7 +18,8 @@ from simulator.domains._calls import Call, strip_fence
 from simulator.domains.base import Action, ReadAction
 
 _INLINE_FENCE = re.compile(r"^`{1,3}(?P<body>[^`]+)`{1,3}$")
-_TOOL_CALL_TAG = re.compile(r"^<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>)?$", re.DOTALL)
+# Qwen wraps each call in <tool_call> tags, one block per parallel call; the last may be cut off.
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _DISPLAY_TEXT = 60
 _DISPLAY_VALUE = 80
 
@@ -89,6 +90,19 @@ def sequence(raw: str, readings: Sequence[ReadAction]) -> ReadAction:
     )
 
 
+def first_step_args(action: Action) -> Mapping[str, Any]:
+    """The arguments of ``action``, or of a sequence's first step.
+
+    Only the first step surely acts on the screen the agent saw; later ones may
+    act on elements that earlier steps brought up.
+    """
+    if action.kind == "sequence":
+        steps = action.args.get("actions") or [{}]
+        args: Mapping[str, Any] = steps[0].get("args", {})
+        return args
+    return action.args
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """A JSON tool call as recorded: its name and its arguments, decoded when JSON text.
@@ -141,17 +155,18 @@ def read_tool_calls(raw: str) -> list[ToolCall] | None:
 
     Reads ``{"name", "arguments"}`` (``parameters`` or ``input`` as aliases), the
     OpenAI shape ``{"type": "function", "function": {...}}``, a message's
-    ``tool_calls`` list, a plain list of calls and a Qwen ``<tool_call>`` wrapper;
+    ``tool_calls`` list, a plain list of calls and Qwen ``<tool_call>`` blocks;
     arguments may be an object or JSON text.
     """
     text = loose_text(raw)
-    wrapped = _TOOL_CALL_TAG.match(text)
-    if wrapped:
-        text = wrapped["body"]
-    if text[:1] not in ("{", "["):
-        return None
-    items = _call_objects(load_json(text))
-    return None if items is None else [_tool_call(item) for item in items]
+    bodies = _TOOL_CALL_BLOCK.findall(text) if text.startswith("<tool_call>") else [text]
+    items: list[Any] = []
+    for body in bodies:
+        found = _call_objects(load_json(body)) if body[:1] in ("{", "[") else None
+        if found is None:
+            return None
+        items += found
+    return [_tool_call(item) for item in items]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 from simulator import observations
 from simulator.domains._calls import strip_fence
 from simulator.domains._prompt import build_prompt
-from simulator.domains._readers import format_call, load_json, loose_text, sequence
+from simulator.domains._readers import (
+    first_step_args,
+    format_call,
+    load_json,
+    loose_text,
+    sequence,
+)
 from simulator.domains.base import (
     ANDROID_ELEMENTS,
     UIAUTOMATOR_XML,
@@ -304,4 +310,5 @@ class AndroidDomain(Domain):
 
     def referenced_ids(self, action: Action) -> list[str]:
         """The element index ``action`` acts on, if it names one."""
-        return [str(action.args["index"])] if "index" in action.args else []
+        args = first_step_args(action)
+        return [str(args["index"])] if "index" in args else []

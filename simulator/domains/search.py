@@ -66,7 +66,7 @@ _ARGUMENT_ALIASES = {"queries": "query", "urls": "url"}
 
 
 def _check(name: str, arguments: Mapping[str, Any]) -> None:
-    """What strict parsing requires of a known tool's arguments; raises InvalidAction."""
+    """What a known tool's arguments must hold; raises InvalidAction (both parsers use it)."""
     key = "query" if name == "web_search" else "url"
     if key not in arguments:
         raise InvalidAction(f"{name} needs {key!r}")
@@ -140,12 +140,7 @@ class SearchDomain(Domain):
                 f"{error}; a search action is web_search(query) or web_extractor(url, goal), "
                 'as a call or as JSON {"name": "web_search", "arguments": {"query": "..."}}'
             ) from None
-        key = "query" if name == "web_search" else "url"
-        if key not in arguments:
-            raise InvalidAction(f"{name} needs {key!r}")
-        _text_or_texts(f"{name} {key}", arguments[key])
-        if not isinstance(arguments.get("goal", ""), str):
-            raise InvalidAction("web_extractor goal must be text")
+        _check(name, arguments)
         return Action(raw=raw, kind=name, args=dict(arguments))
 
     def read_leniently(self, raw: str) -> ReadAction:

@@ -11,6 +11,7 @@ from simulator.domains._calls import Call, Param, bind, parse_one_call
 from simulator.domains._prompt import build_prompt
 from simulator.domains._readers import (
     ToolCall,
+    first_step_args,
     format_call,
     loose_text,
     name_arguments,
@@ -227,5 +228,6 @@ class WebDomain(Domain):
         return set()
 
     def referenced_ids(self, action: Action) -> list[str]:
-        """The element ids ``action`` acts on."""
-        return [str(action.args["bid"])] if "bid" in action.args else []
+        """The element ids ``action`` acts on: a BrowserGym bid or a Playwright-MCP ref."""
+        args = first_step_args(action)
+        return [str(args[key]) for key in ("bid", "ref") if key in args]

@@ -9,10 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.domains import Action, ReadAction, domain_names, get_domain
+from simulator.domains.android import AndroidDomain
 from simulator.domains.base import Domain
+from simulator.domains.web import WebDomain
 from simulator.errors import InvalidAction
 from simulator.world import World
-from tests.unit.verifiers._fixtures import FIXTURES, tau_bench_messages
+from tests.unit.verifiers._fixtures import FIXTURES, read, tau_bench_messages
 
 TERMINAL = get_domain("terminal")
 SWE = get_domain("swe")
@@ -229,6 +231,20 @@ def test_mcp_reads_arguments_as_an_object_or_as_json_text(raw):
     assert reading.notes == ()
 
 
+def test_mcp_reads_qwen_parallel_tool_call_blocks():
+    raw = (
+        '<tool_call>\n{"name": "get_user_details", "arguments": {"user_id": "u1"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "get_reservation_details", "arguments": {"reservation_id": "R1"}}'
+    )
+
+    reading = MCP.read_action(raw)
+
+    assert reading.display == (
+        "get_user_details(user_id='u1'); get_reservation_details(reservation_id='R1')"
+    )
+    assert MCP.read_action("<tool_call>{oops</tool_call>").action is None
+
+
 def test_mcp_notes_instead_of_refusing_what_a_world_with_tools_does_not_allow():
     unknown = '{"name": "refund", "arguments": {"amount": 5}}'
     mismatch = '{"name": "calculate", "arguments": {"expression": 7}}'
@@ -418,6 +434,19 @@ def test_web_keeps_odd_calls_with_a_note(raw, note):
 
     assert reading.action is not None and reading.display == raw
     assert any(n.startswith(note) for n in reading.notes), reading.notes
+
+
+def test_web_ids_of_a_playwright_call_or_a_sequence_are_those_of_its_first_step():
+    page = read("web/saucedemo_products.aria.yaml")
+    click = WEB.read_action('browser_click(element="Add to cart", ref="s5e44")').action
+    steps = WEB.read_action("click('12')\nfill('13', 'x')").action
+    assert click is not None and steps is not None
+
+    assert WebDomain().referenced_ids(click) == ["s5e44"]
+    assert "s5e44" in WebDomain().ids_in(page)
+    assert WebDomain().referenced_ids(steps) == ["12"]
+    empty = Action(raw="", kind="sequence", args={"actions": []})
+    assert AndroidDomain().referenced_ids(empty) == []
 
 
 def test_web_notes_what_the_studio_would_refuse_in_a_world():
