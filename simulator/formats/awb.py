@@ -222,21 +222,24 @@ def episode_to_awb_rows(
     task: str,
     trajectory_id: int | str,
     system_str: str,
-    initial_state: str | None = None,
-    fence: str | None = None,
+    sections: Sequence[tuple[str, str]] = (),
+    fences: Sequence[str | None] = (),
+    instruction: str = INSTRUCTION,
 ) -> list[dict[str, Any]]:
     """One AgentWorldBench row per turn, as ``eval.py infer``/``judge`` expect.
 
-    Row t has the rendered prompts of turns 1..t (turn 1 with the initial state,
-    turn t with the answer instruction) and the observations of turns 1..t (turn
-    t's is the ground truth the judge compares against).
+    Row t has the rendered prompts of turns 1..t (turn 1 with ``sections``, such
+    as the initial state; action i in the fence ``fences[i-1]``, none when
+    missing; turn t with ``instruction``)
+    and the observations of turns 1..t (turn t's is the ground truth the judge
+    compares against).
     """
     prompts = [
         render_turn(
             i,
             turn.action,
-            fence=fence,
-            sections=[(STATE, initial_state)] if i == 1 and initial_state is not None else [],
+            fence=fences[i - 1] if i <= len(fences) else None,
+            sections=sections if i == 1 else (),
         )
         for i, turn in enumerate(turns, start=1)
     ]
@@ -247,7 +250,7 @@ def episode_to_awb_rows(
             {
                 "task": task,
                 "id": trajectory_id,
-                "prompt": [*prompts[: t - 1], prompts[t - 1] + INSTRUCTION],
+                "prompt": [*prompts[: t - 1], prompts[t - 1] + instruction],
                 "response": responses[:t],
                 "current_prompt": prompts[t - 1],
                 "system_str": system_str,
@@ -266,7 +269,8 @@ class AwbTrajectory:
     and each ground-truth observation without its marker; ``prompt_texts`` the
     turn prompts exactly as the row has them (without the instruction), so
     nothing the row said is lost; ``sections`` the first turn's sections
-    (``Task Instruction``, ``Current State``, ``Current Phone State`` …).
+    (``Task Instruction``, ``Current State``, ``Current Phone State`` …) and
+    ``fences`` each action's fence language, so rows can be written again.
     """
 
     task: str
@@ -277,6 +281,7 @@ class AwbTrajectory:
     instruction: str
     sections: tuple[tuple[str, str], ...] = ()
     total_turns: int = 0
+    fences: tuple[str | None, ...] = ()
 
     @property
     def domain(self) -> str:
@@ -291,21 +296,19 @@ class AwbTrajectory:
         return next((body for name, body in self.sections if name == TASK), None)
 
 
-def action_of(turn_text: str) -> str:
-    """The action a turn prompt carries; the whole text when it is not a benchmark turn."""
-    turn = read_turn(turn_text)
-    return turn.action if turn is not None else turn_text
-
-
 def trajectory_of(row: AwbRow) -> AwbTrajectory:
     """The trajectory ``row`` holds: every turn up to its own."""
     texts = row.turn_texts
     responses = row.data["response"]
+    read = [read_turn(text) for text in texts]
     turns = tuple(
-        Turn(action_of(text), read_observation(responses[i]) if i < len(responses) else "")
-        for i, text in enumerate(texts)
+        Turn(
+            turn.action if turn is not None else text,
+            read_observation(responses[i]) if i < len(responses) else "",
+        )
+        for i, (text, turn) in enumerate(zip(texts, read, strict=True))
     )
-    first = read_turn(texts[0])
+    first = read[0]
     return AwbTrajectory(
         task=row.task,
         id=row.data["id"],
@@ -315,6 +318,7 @@ def trajectory_of(row: AwbRow) -> AwbTrajectory:
         instruction=row.instruction,
         sections=first.sections if first is not None else (),
         total_turns=int(row.data["total_turns"]),
+        fences=tuple(turn.fence if turn is not None else None for turn in read),
     )
 
 

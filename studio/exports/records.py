@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
 
+from simulator.awb_turns import INSTRUCTION, STATE
 from simulator.episode import StepResult, Timings, Turn, usage_from_dict
 from simulator.errors import InvalidWorld, SimulatorError
 from simulator.formats.awb import REQUIRED_FIELDS, episode_to_awb_rows
@@ -265,13 +266,23 @@ def awb_rows(item: EpisodeItem) -> list[dict[str, Any]]:
         task=str(awb.get("task") or f"agentworld/{episode.domain}"),
         trajectory_id=awb.get("id", episode.pk),
         system_str=str(awb["system_str"]) if "system_str" in awb else system_prompt(episode, world),
-        initial_state=awb.get("initial_state", world.initial_observation or None),
+        sections=_first_sections(awb, world),
+        fences=awb.get("fences", []),
+        instruction=str(awb.get("instruction", INSTRUCTION)),
     )
     for row, step in zip(rows, item.steps, strict=True):
         extra = (step.telemetry or {}).get(AWB_KEY)
         if isinstance(extra, dict):
             row.update({k: v for k, v in extra.items() if k not in REQUIRED_FIELDS})
     return rows
+
+
+def _first_sections(awb: dict[str, Any], world: WorldSpec) -> list[tuple[str, str]]:
+    """The first turn's sections: as imported, else the world's initial state."""
+    if "sections" in awb:
+        return [(str(name), str(body)) for name, body in awb["sections"]]
+    initial = awb.get("initial_state", world.initial_observation or None)
+    return [(STATE, initial)] if initial is not None else []
 
 
 def sft_record(item: EpisodeItem, *, include_reasoning: bool) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from simulator.awb_turns import STATE
 from simulator.errors import InvalidWorld
 from simulator.formats.awb import AwbRow, dump_row, episode_to_awb_rows, trajectory_of
 from simulator.prompting import system_message
@@ -87,7 +88,7 @@ def built_rows(trace: Trace, turns: Sequence[TraceTurn]) -> list[dict[str, Any]]
         task=trace.task if trace.source == TraceSource.AWB else trace.domain,
         trajectory_id=identifier,
         system_str=trace.system_prompt or system_message(world, task)["content"],
-        initial_state=trace.metadata.get("initial_state") or None,
+        sections=[(STATE, initial)] if (initial := trace.metadata.get("initial_state")) else [],
     )
 
 

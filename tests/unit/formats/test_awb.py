@@ -103,8 +103,9 @@ def test_episode_rows_reproduce_the_fixture_rows_exactly():
         task=t.task,
         trajectory_id=t.id,
         system_str=t.system_str,
-        initial_state=t.initial_state,
-        fence="json",
+        sections=t.sections,
+        fences=t.fences,
+        instruction=t.instruction,
     )
     assert rows == fixture
     assert [json.dumps(r) for r in rows] == FIXTURE.read_text().splitlines()
