@@ -178,6 +178,7 @@ def test_awb_infer_judge_score_round_trip_through_the_cli(project, fixtures_dir,
         assert all("<predicted_observation>" in r["gen"] for r in rows)
         assert list(rows[0])[-1] == "gen"
         # Resume: nothing left to do, nothing sent.
+        sent = len(server.state.requests)
         call_command(
             "awb",
             "infer",
@@ -189,8 +190,10 @@ def test_awb_infer_judge_score_round_trip_through_the_cli(project, fixtures_dir,
             server.base_url,
             "--model",
             "m",
+            "--resume",
         )
-        assert "0 row(s) inferred, 3 already done" in capsys.readouterr().out
+        assert "0 row(s) inferred, 3 already done" in capsys.readouterr().err
+        assert len(server.state.requests) == sent
     with start_server_in_thread(ServerOptions(replay=[JUDGE_ANSWER])) as judge:
         call_command(
             "awb",
