@@ -130,6 +130,19 @@ def test_the_judge_scores_every_turn_through_an_openai_endpoint(trace):
         )
         # The replay server answers by turn count; the judge request has one user message.
         assert services.judge_simulation(simulation_id=simulation.pk, endpoint_id=endpoint.pk) == 3
+        bodies = list(server.state.requests)
+    # An OpenAI-compatible judge gets no SGLang-only field and eval.py's sampling.
+    assert len(bodies) == 3
+    for body in bodies:
+        assert set(body) == {
+            "model",
+            "messages",
+            "stream",
+            "stream_options",
+            "max_tokens",
+            "temperature",
+        }
+        assert (body["max_tokens"], body["temperature"]) == (32768, 0.6)
     score = JudgeScore.objects.filter(simulated_turn__index=1).get()
     assert (score.format, score.factuality, score.mean_score, score.total_score) == (
         4,
