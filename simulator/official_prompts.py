@@ -18,21 +18,15 @@ import ast
 import re
 from pathlib import Path
 
-from simulator.errors import SimulatorError
+from simulator.errors import PromptFileError
 from simulator.judge import STUDIO_JUDGE_USER_TEMPLATE, JudgePrompts
+
+__all__ = ["OfficialPrompts", "PromptFileError"]
 
 #: Where the judge's user-message template lives, relative to the prompts folder.
 TASK_CONFIGS = Path("..") / "eval" / "lwm_eval_utils" / "task_configs.py"
 TEMPLATE_NAME = "JUDGE_USER_PROMPT"
 _DOMAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-
-
-class PromptFileError(SimulatorError):
-    """A prompt file that is missing or unreadable; ``path`` names it."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        super().__init__(f"{path}: {reason}")
 
 
 class OfficialPrompts:
