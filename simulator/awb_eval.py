@@ -13,10 +13,12 @@
   valid row's ``total_score`` (not the mean of the domains). :func:`format_report`
   prints it exactly as ``eval.py score`` does.
 
+:func:`load_data` reads a benchmark folder as ``eval.py infer --data-dir`` does.
 :func:`run_rows` runs infer or judge over many rows at once (an asyncio
 semaphore bounds concurrency), appending each finished row to the output file so
-an interrupted run resumes where it stopped (rows are keyed by task, id and
-turn_idx).
+an interrupted run can resume where it stopped (rows are keyed by task, id and
+turn_idx, and a saved row is reused only if it still carries the input row's
+fields unchanged).
 """
 
 from __future__ import annotations
@@ -34,9 +36,10 @@ from typing import IO, Any
 
 from simulator.awb_turns import render_observation
 from simulator.backends.base import Backend, ModelRequest
+from simulator.chat_client import ChatClient
 from simulator.domains.base import Action, Domain
 from simulator.episode import StepResult, Turn
-from simulator.judge import DIMENSIONS, complete, domain_of, extract_observation, normalize
+from simulator.judge import DIMENSIONS, ask, domain_of, extract_observation, normalize
 from simulator.parsing import split_reasoning
 from simulator.perturbations import Perturbation
 from simulator.types import EVAL_SAMPLING, Message, Sampling
@@ -78,56 +81,13 @@ def infer_messages(row: Mapping[str, Any]) -> list[Message]:
     return messages
 
 
-class ChatClient:
-    """Plain (non-streaming) ``/v1/chat/completions`` calls, as ``eval.py`` makes them.
-
-    One JSON answer per row costs far less CPU than a token stream, which is what
-    bounds ``awb infer`` at high concurrency. Only ``max_tokens`` and
-    ``temperature`` are sent, as in ``eval.py``.
-    """
-
-    def __init__(
-        self, base_url: str, model: str, api_key: str | None = None, *, timeout: float = 600.0
-    ) -> None:
-        import httpx
-
-        from simulator.backends.openai_http import server_root
-        from simulator.http_transport import AiohttpTransport
-
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.model = model
-        self._client = httpx.AsyncClient(
-            base_url=server_root(base_url),
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=10.0),
-            transport=AiohttpTransport(max_connections=256),
-        )
-
-    async def complete(self, messages: Sequence[Message], sampling: Sampling) -> str:
-        body = {
-            "model": self.model,
-            "messages": list(messages),
-            "max_tokens": sampling.max_tokens,
-            "temperature": sampling.temperature,
-        }
-        response = await self._client.post("/v1/chat/completions", json=body)
-        response.raise_for_status()
-        return str(response.json()["choices"][0]["message"].get("content") or "")
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
-
-
 async def infer_row(
     backend: Backend | ChatClient, row: Mapping[str, Any], sampling: Sampling = DEFAULT_SAMPLING
 ) -> dict[str, Any]:
     """``row`` plus ``gen``: the world model's content text, or ``""`` if the call failed."""
     out = dict(row)
     try:
-        if isinstance(backend, ChatClient):
-            out["gen"] = await backend.complete(infer_messages(row), sampling)
-        else:
-            out["gen"] = await complete(backend, infer_messages(row), sampling)
+        out["gen"] = await ask(backend, infer_messages(row), sampling)
     except Exception:  # eval.py keeps going with an empty generation
         out["gen"] = ""
     return out
@@ -140,6 +100,25 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """Every non-blank line of a JSONL file as an object."""
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_data(data_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of every ``*_test.jsonl`` file in ``data_dir``, files in name order.
+
+    This is ``eval.py``'s loader (AgentWorldBench ships one ``<domain>_test.jsonl``
+    per domain): other files are ignored, lines are stripped and blank ones
+    skipped, so the same folder gives the same rows in the same order.
+    """
+    rows = []
+    for path in sorted(Path(data_dir).glob("*_test.jsonl")):
+        with open(path, encoding="utf-8") as handle:
+            rows += [json.loads(line) for line in (raw.strip() for raw in handle) if line]
+    return rows
+
+
+def _carries(saved: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
+    """Whether ``saved`` is ``row`` plus the step's own fields (e.g. the same ``gen``)."""
+    return all(key in saved and saved[key] == value for key, value in row.items())
 
 
 class Progress:
@@ -183,23 +162,31 @@ async def run_rows(
     label: str = "rows",
     progress: IO[str] | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    resume: bool = True,
 ) -> RunSummary:
     """Apply ``work`` to each row not yet in ``output``, ``concurrency`` at a time.
 
     Each finished row is appended to ``output`` at once (so a crash loses nothing);
-    when the run completes the file is rewritten in input order.
+    when the run completes the file is rewritten in input order. With ``resume``
+    a row already saved in ``output`` (same key, same input fields) is kept and
+    not sent again; without it ``output`` starts empty.
     """
     started = time.monotonic()
     out_path = Path(output)
     existing: dict[RowKey, dict[str, Any]] = {}
-    if out_path.exists():
-        existing = {row_key(r): r for r in read_rows(out_path)}
+    if resume and out_path.exists():
+        saved = {row_key(r): r for r in read_rows(out_path)}
+        existing = {
+            row_key(r): saved[row_key(r)]
+            for r in rows
+            if row_key(r) in saved and _carries(saved[row_key(r)], r)
+        }
     pending = [r for r in rows if row_key(r) not in existing]
     meter = Progress(label, len(pending), progress)
     semaphore = asyncio.Semaphore(max(1, concurrency))
     results: dict[RowKey, dict[str, Any]] = dict(existing)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_path, "a", encoding="utf-8") as sink:
+    with open(out_path, "a" if existing else "w", encoding="utf-8") as sink:
 
         async def one(row: Mapping[str, Any]) -> None:
             async with semaphore:

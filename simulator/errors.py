@@ -10,6 +10,7 @@ offers "retry" on any ``BackendError``.
     ├── InvalidPerturbation    a perturbation spec fails validation
     ├── FormatError            a file (JSONL, bundle) is malformed (``line``, ``field``)
     ├── MalformedOutput        the model's output has no usable observation
+    ├── PromptFileError        a prompt file given by the user is missing or unusable (``path``)
     └── BackendError           the world model could not answer
         ├── BackendUnavailable     connection refused, DNS, server not ready
         ├── BackendTimeout         no answer (or no next token) in time
@@ -19,6 +20,8 @@ offers "retry" on any ``BackendError``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class SimulatorError(Exception):
@@ -55,6 +58,15 @@ class FormatError(SimulatorError):
 
 class MalformedOutput(SimulatorError):
     """Model output from which no observation can be recovered."""
+
+
+class PromptFileError(SimulatorError):
+    """A prompt file the user pointed at (e.g. a Qwen-AgentWorld checkout's) that is
+    missing or unusable; ``path`` names it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: {reason}")
 
 
 class BackendError(SimulatorError):

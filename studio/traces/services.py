@@ -563,6 +563,7 @@ def judge_simulation(
 ) -> int:
     """Judge every simulated turn (rubric scores, or blind A/B guesses); returns how many."""
     from simulator.judge import judged_fields
+    from simulator.types import EVAL_SAMPLING
 
     simulation = Simulation.objects.select_related("trace").get(pk=simulation_id)
     endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first() if endpoint_id else None
@@ -585,8 +586,9 @@ def judge_simulation(
                     raw = await complete(backend, turing_messages(row, a, b))
                     results.append(("A" if real_first else "B", raw))
                 else:
+                    # eval.py's judge sampling; no top_p/top_k (only sent when set).
                     verdict = await judge_messages(
-                        backend, build_judge_messages(row, turn.observation)
+                        backend, build_judge_messages(row, turn.observation), sampling=EVAL_SAMPLING
                     )
                     results.append(judged_fields(verdict, turn.observation))
             return results

@@ -187,3 +187,31 @@ async def test_it_feeds_simulated_history_when_free_running():
     sent.clear()
     await simulate_trace(world, turns, ReplayBackend(answer), mode="teacher_forced")
     assert sent[1][2]["content"] == "real-1"
+
+
+async def test_it_resumes_only_rows_saved_from_the_same_input_and_can_start_over(tmp_path):
+    rows = [{"task": "terminal", "id": i, "turn_idx": 1, "gen": f"new{i}"} for i in range(3)]
+    out = tmp_path / "judged.jsonl"
+    saved = [{**rows[0], "total_score": 1.0}, {**rows[1], "gen": "stale", "total_score": 2.0}]
+    out.write_text("".join(json.dumps(r) + "\n" for r in saved))
+
+    async def work(row):
+        return {**row, "total_score": 5.0}
+
+    summary = await run_rows(rows, work, output=out, progress=io.StringIO())
+    # Row 1 was saved for another generation: judged again, not reused.
+    assert [r["total_score"] for r in read_rows(out)] == [1.0, 5.0, 5.0]
+    assert summary.skipped == 1
+    summary = await run_rows(rows, work, output=out, progress=io.StringIO(), resume=False)
+    assert summary.skipped == 0
+    assert [r["total_score"] for r in read_rows(out)] == [5.0, 5.0, 5.0]
+
+
+def test_it_loads_a_data_dir_like_eval_py(tmp_path):
+    (tmp_path / "web_test.jsonl").write_text('{"n": 3}\n')
+    (tmp_path / "mcp_test.jsonl").write_text('  {"n": 1}  \n\n   \n{"n": 2}')
+    (tmp_path / "mcp_train.jsonl").write_text('{"n": 99}\n')
+    (tmp_path / "notes.txt").write_text("x")
+    from simulator.awb_eval import load_data
+
+    assert load_data(tmp_path) == [{"n": 1}, {"n": 2}, {"n": 3}]
