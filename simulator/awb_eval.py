@@ -39,6 +39,7 @@ from simulator.backends.base import Backend, ModelRequest
 from simulator.chat_client import ChatClient
 from simulator.domains.base import Action, Domain
 from simulator.episode import StepResult, Turn
+from simulator.formats.awb import infer_messages
 from simulator.judge import DIMENSIONS, ask, domain_of, extract_observation, normalize
 from simulator.parsing import split_reasoning
 from simulator.perturbations import Perturbation
@@ -65,20 +66,6 @@ Checks = tuple[VerifierResult, ...]
 def row_key(row: Mapping[str, Any]) -> RowKey:
     """(task, id, turn_idx): what identifies a row across infer, judge and resume."""
     return (str(row.get("task", "")), json.dumps(row.get("id")), int(row.get("turn_idx", 0)))
-
-
-def infer_messages(row: Mapping[str, Any]) -> list[Message]:
-    """The world-model request for one row, built as ``eval.py infer`` builds it."""
-    turn = int(row["turn_idx"]) - 1
-    prompts, responses = list(row.get("prompt", [])), list(row.get("response", []))
-    messages: list[Message] = []
-    if row.get("system_str"):
-        messages.append({"role": "system", "content": str(row["system_str"])})
-    for prompt, response in zip(prompts[:turn], responses[:turn], strict=False):
-        messages.append({"role": "user", "content": prompt})
-        messages.append({"role": "assistant", "content": response})
-    messages.append({"role": "user", "content": prompts[turn]})
-    return messages
 
 
 async def infer_row(

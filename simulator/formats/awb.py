@@ -31,6 +31,7 @@ from simulator.awb_turns import (
 from simulator.episode import Turn
 from simulator.errors import FormatError
 from simulator.formats._jsonl import lines_of, write_lines
+from simulator.types import Message
 
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "task": str,
@@ -334,3 +335,17 @@ def awb_rows_to_trajectories(rows: Iterable[AwbRow]) -> list[AwbTrajectory]:
         if key not in latest or row.turn_idx > latest[key].turn_idx:
             latest[key] = row
     return [trajectory_of(row) for row in latest.values()]
+
+
+def infer_messages(row: Mapping[str, Any]) -> list[Message]:
+    """The world-model request for one row, built as ``eval.py infer`` builds it."""
+    turn = int(row["turn_idx"]) - 1
+    prompts, responses = list(row.get("prompt", [])), list(row.get("response", []))
+    messages: list[Message] = []
+    if row.get("system_str"):
+        messages.append({"role": "system", "content": str(row["system_str"])})
+    for prompt, response in zip(prompts[:turn], responses[:turn], strict=False):
+        messages.append({"role": "user", "content": prompt})
+        messages.append({"role": "assistant", "content": response})
+    messages.append({"role": "user", "content": prompts[turn]})
+    return messages

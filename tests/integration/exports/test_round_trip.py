@@ -176,7 +176,7 @@ def test_it_produces_awb_rows_an_eval_reader_accepts(tmp_path, project):
     )
     assert check.returncode == 0, check.stderr
     assert "rows: 3 valid, 0 invalid" in check.stdout
-    from simulator.awb_eval import infer_messages
+    from simulator.formats.awb import infer_messages
 
     messages = infer_messages(rows[2].data)
     assert messages[0]["content"] == trace.system_prompt

@@ -10,14 +10,13 @@ from simulator.awb_eval import (
     RecordedTurn,
     aggregate,
     format_report,
-    infer_messages,
     infer_row,
     read_rows,
     run_rows,
     simulate_trace,
 )
 from simulator.backends import ReplayBackend, ScriptedBackend
-from simulator.formats.awb import read_awb
+from simulator.formats.awb import infer_messages, read_awb
 from simulator.world import World
 
 FIXTURE = (
