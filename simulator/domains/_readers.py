@@ -10,12 +10,12 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from simulator.domains._calls import Call, strip_fence
-from simulator.domains.base import Action, ReadAction
+from simulator.domains.base import Action, ReadAction, unread
 
 _INLINE_FENCE = re.compile(r"^`{1,3}(?P<body>[^`]+)`{1,3}$")
 # Qwen wraps each call in <tool_call> tags, one block per parallel call; the last may be cut off.
@@ -254,6 +254,21 @@ def read_python_calls(source: str) -> PythonCalls:
             "only its calls were read"
         )
     return PythonCalls(calls=tuple(calls), notes=tuple(notes))
+
+
+def read_python_sequence(raw: str, read_one: Callable[[Call], ReadAction], what: str) -> ReadAction:
+    """The calls of Python-style text, each read by ``read_one``, as one reading.
+
+    ``what`` names the expected action in the notes ("a search call").
+    """
+    try:
+        code = read_python_calls(loose_text(raw))
+    except ValueError as error:
+        return unread(raw, f"not {what} ({error})")
+    if not code.calls:
+        return unread(raw, f"not {what}: no function call found")
+    reading = sequence(raw, [read_one(call) for call in code.calls])
+    return replace(reading, notes=(*code.notes, *reading.notes))
 
 
 def name_arguments(call: Call, names: Sequence[str]) -> tuple[dict[str, Any], list[str]]:

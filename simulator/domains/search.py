@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from simulator import observations
@@ -11,13 +10,12 @@ from simulator.domains._calls import Call, Param, bind, parse_json_call, parse_o
 from simulator.domains._prompt import build_prompt, dump_json
 from simulator.domains._readers import (
     format_call,
-    loose_text,
     name_arguments,
-    read_python_calls,
+    read_python_sequence,
     read_tool_calls,
     sequence,
 )
-from simulator.domains.base import JSON, TEXT, Action, Domain, ReadAction, unread
+from simulator.domains.base import JSON, TEXT, Action, Domain, ReadAction
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -154,14 +152,7 @@ class SearchDomain(Domain):
                     for call in tool_calls
                 ],
             )
-        try:
-            code = read_python_calls(loose_text(raw))
-        except ValueError as error:
-            return unread(raw, f"not a search call ({error})")
-        if not code.calls:
-            return unread(raw, "not a search call: no function call found")
-        reading = sequence(raw, [_read_python(raw, call) for call in code.calls])
-        return replace(reading, notes=(*code.notes, *reading.notes))
+        return read_python_sequence(raw, lambda call: _read_python(raw, call), "a search call")
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)

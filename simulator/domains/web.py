@@ -13,13 +13,12 @@ from simulator.domains._readers import (
     ToolCall,
     first_step_args,
     format_call,
-    loose_text,
     name_arguments,
-    read_python_calls,
+    read_python_sequence,
     read_tool_calls,
     sequence,
 )
-from simulator.domains.base import ARIA_YAML, AXTREE, HTML, Action, Domain, ReadAction, unread
+from simulator.domains.base import ARIA_YAML, AXTREE, HTML, Action, Domain, ReadAction
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -204,14 +203,7 @@ class WebDomain(Domain):
             notes = tuple(note for call in tool_calls for note in call.notes)
             reading = sequence(raw, readings)
             return replace(reading, notes=(*notes, *reading.notes))
-        try:
-            code = read_python_calls(loose_text(raw))
-        except ValueError as error:
-            return unread(raw, f"not a browser action ({error})")
-        if not code.calls:
-            return unread(raw, "not a browser action: no function call found")
-        reading = sequence(raw, [_read_call(raw, call) for call in code.calls])
-        return replace(reading, notes=(*code.notes, *reading.notes))
+        return read_python_sequence(raw, lambda call: _read_call(raw, call), "a browser action")
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)
