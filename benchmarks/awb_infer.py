@@ -27,7 +27,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulator.awb_eval import ChatClient, infer_row, run_rows  # noqa: E402
+from simulator.awb_eval import infer_row, run_rows  # noqa: E402
+from simulator.chat_client import ChatClient  # noqa: E402
 
 
 def rows(n: int) -> list[dict[str, object]]:

@@ -23,6 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from simulator.axtree import AxNode, axtree_lines
+from simulator.domains.base import AXTREE
+from simulator.observations import detect_format
+
 Anchors = dict[str, Any]
 MAX_ITEMS = 40
 
@@ -60,17 +64,81 @@ def _attrs(text: str) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class _Element:
+    """A page element as the web anchors need it, whichever format it was read from."""
+
+    role: str
+    name: str
+    focused: bool
+    modal: bool
+    value: str
+    checked: bool
+
+
+# How an accessibility tree prints "true": a bare flag (BrowserGym ``focused``), a repr
+# (``expanded=True``), a tristate string (``checked='true'``).
+_TRUE = frozenset({"", "True", "true"})
+
+
+def _tree_elements(nodes: list[AxNode]) -> list[_Element]:
+    """Elements of an accessibility tree, read with the verifiers' grammar."""
+    elements = []
+    for node in nodes:
+        props = dict(node.properties)
+        elements.append(
+            _Element(
+                role=node.role.lower(),
+                name=node.name,
+                focused=props.get("focused") in _TRUE,
+                modal=props.get("modal") in _TRUE,
+                value=props.get("value", ""),
+                checked=props.get("checked") in _TRUE,
+            )
+        )
+    return elements
+
+
+def _line_elements(text: str) -> list[_Element]:
+    """Elements of an ARIA snapshot, or of text shaped loosely like a tree, line by line."""
+    elements = []
+    for line in text.splitlines():
+        match = _AX_LINE.match(line) or _ARIA_LINE.match(line)
+        if not match:
+            continue
+        role, name, rest = match.group(1).lower(), match.group(2), match.group(3)
+        value = re.search(r"""value=['"]([^'"]*)['"]|:\s*(.+)$""", rest)
+        elements.append(
+            _Element(
+                role=role,
+                name=name,
+                focused="focused" in rest,
+                modal="modal" in rest,
+                value=(value.group(1) or value.group(2)) if value else "",
+                checked="checked" in rest and "checked=false" not in rest,
+            )
+        )
+    return elements
+
+
 def web_anchors(observation: str) -> Anchors:
     """URL, title, focused, dialog, form values, headings and rows of a web observation."""
     text = observation
     anchors: Anchors = {}
+    is_tree = detect_format(text, [AXTREE]) == AXTREE
+    nodes = axtree_lines(text) if is_tree else []
+    root = next((node for node in nodes if node.role == "RootWebArea"), None)
     url = _URL.search(text)
-    if url:
+    if root and dict(root.properties).get("url"):
+        anchors["url"] = dict(root.properties)["url"]
+    elif url:
         anchors["url"] = url.group(1)
-    root = _ROOT.search(text)
     title = _HTML_TITLE.search(text)
+    root_title = _ROOT.search(text)
     if root:
-        anchors["title"] = root.group(1)
+        anchors["title"] = root.name
+    elif root_title:
+        anchors["title"] = root_title.group(1)
     elif title:
         anchors["title"] = html.unescape(_TAGS.sub("", title.group(1))).strip()
     focused: list[str] = []
@@ -78,22 +146,16 @@ def web_anchors(observation: str) -> Anchors:
     forms: list[str] = []
     headings: list[str] = []
     rows: list[str] = []
-    for line in text.splitlines():
-        match = _AX_LINE.match(line) or _ARIA_LINE.match(line)
-        if not match:
-            continue
-        role, name, rest = match.group(1).lower(), match.group(2), match.group(3)
+    for element in _tree_elements(nodes) if is_tree else _line_elements(text):
+        role, name = element.role, element.name
         if role == "rootwebarea":
             continue
-        if "focused" in rest:
+        if element.focused:
             focused.append(f"{role} '{name}'")
-        if role in {"dialog", "alertdialog"} or "modal" in rest:
+        if role in {"dialog", "alertdialog"} or element.modal:
             dialogs.append(f"{role} '{name}'")
         if role in {"textbox", "combobox", "searchbox", "checkbox", "spinbutton"}:
-            value = re.search(r"""value=['"]([^'"]*)['"]|:\s*(.+)$""", rest)
-            shown = (value.group(1) or value.group(2)) if value else ""
-            checked = " checked" if "checked" in rest and "checked=false" not in rest else ""
-            forms.append(f"{name}={shown}{checked}")
+            forms.append(f"{name}={element.value}{' checked' if element.checked else ''}")
         if role == "heading":
             headings.append(name)
         if role in {"row", "listitem"} and name:

@@ -13,10 +13,12 @@
   valid row's ``total_score`` (not the mean of the domains). :func:`format_report`
   prints it exactly as ``eval.py score`` does.
 
+:func:`load_data` reads a benchmark folder as ``eval.py infer --data-dir`` does.
 :func:`run_rows` runs infer or judge over many rows at once (an asyncio
 semaphore bounds concurrency), appending each finished row to the output file so
-an interrupted run resumes where it stopped (rows are keyed by task, id and
-turn_idx).
+an interrupted run can resume where it stopped (rows are keyed by task, id and
+turn_idx, and a saved row is reused only if it still carries the input row's
+fields unchanged).
 """
 
 from __future__ import annotations
@@ -27,14 +29,19 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import mean
 from typing import IO, Any
 
+from simulator.awb_turns import render_observation
 from simulator.backends.base import Backend, ModelRequest
-from simulator.episode import StepResult
-from simulator.judge import DIMENSIONS, complete, domain_of, normalize
+from simulator.chat_client import ChatClient
+from simulator.domains.base import Action, Domain
+from simulator.episode import StepResult, Turn
+from simulator.formats.awb import infer_messages
+from simulator.judge import DIMENSIONS, ask, domain_of, extract_observation, normalize
+from simulator.parsing import split_reasoning
 from simulator.perturbations import Perturbation
 from simulator.types import EVAL_SAMPLING, Message, Sampling
 from simulator.verifiers import VerifierResult
@@ -53,65 +60,12 @@ DISPLAY_NAMES = {
 }
 
 RowKey = tuple[str, str, int]
+Checks = tuple[VerifierResult, ...]
 
 
 def row_key(row: Mapping[str, Any]) -> RowKey:
     """(task, id, turn_idx): what identifies a row across infer, judge and resume."""
     return (str(row.get("task", "")), json.dumps(row.get("id")), int(row.get("turn_idx", 0)))
-
-
-def infer_messages(row: Mapping[str, Any]) -> list[Message]:
-    """The world-model request for one row, built as ``eval.py infer`` builds it."""
-    turn = int(row["turn_idx"]) - 1
-    prompts, responses = list(row.get("prompt", [])), list(row.get("response", []))
-    messages: list[Message] = []
-    if row.get("system_str"):
-        messages.append({"role": "system", "content": str(row["system_str"])})
-    for prompt, response in zip(prompts[:turn], responses[:turn], strict=False):
-        messages.append({"role": "user", "content": prompt})
-        messages.append({"role": "assistant", "content": response})
-    messages.append({"role": "user", "content": prompts[turn]})
-    return messages
-
-
-class ChatClient:
-    """Plain (non-streaming) ``/v1/chat/completions`` calls, as ``eval.py`` makes them.
-
-    One JSON answer per row costs far less CPU than a token stream, which is what
-    bounds ``awb infer`` at high concurrency. Only ``max_tokens`` and
-    ``temperature`` are sent, as in ``eval.py``.
-    """
-
-    def __init__(
-        self, base_url: str, model: str, api_key: str | None = None, *, timeout: float = 600.0
-    ) -> None:
-        import httpx
-
-        from simulator.backends.openai_http import server_root
-        from simulator.http_transport import AiohttpTransport
-
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.model = model
-        self._client = httpx.AsyncClient(
-            base_url=server_root(base_url),
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=10.0),
-            transport=AiohttpTransport(max_connections=256),
-        )
-
-    async def complete(self, messages: Sequence[Message], sampling: Sampling) -> str:
-        body = {
-            "model": self.model,
-            "messages": list(messages),
-            "max_tokens": sampling.max_tokens,
-            "temperature": sampling.temperature,
-        }
-        response = await self._client.post("/v1/chat/completions", json=body)
-        response.raise_for_status()
-        return str(response.json()["choices"][0]["message"].get("content") or "")
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
 
 async def infer_row(
@@ -120,10 +74,7 @@ async def infer_row(
     """``row`` plus ``gen``: the world model's content text, or ``""`` if the call failed."""
     out = dict(row)
     try:
-        if isinstance(backend, ChatClient):
-            out["gen"] = await backend.complete(infer_messages(row), sampling)
-        else:
-            out["gen"] = await complete(backend, infer_messages(row), sampling)
+        out["gen"] = await ask(backend, infer_messages(row), sampling)
     except Exception:  # eval.py keeps going with an empty generation
         out["gen"] = ""
     return out
@@ -136,6 +87,25 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """Every non-blank line of a JSONL file as an object."""
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_data(data_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of every ``*_test.jsonl`` file in ``data_dir``, files in name order.
+
+    This is ``eval.py``'s loader (AgentWorldBench ships one ``<domain>_test.jsonl``
+    per domain): other files are ignored, lines are stripped and blank ones
+    skipped, so the same folder gives the same rows in the same order.
+    """
+    rows = []
+    for path in sorted(Path(data_dir).glob("*_test.jsonl")):
+        with open(path, encoding="utf-8") as handle:
+            rows += [json.loads(line) for line in (raw.strip() for raw in handle) if line]
+    return rows
+
+
+def _carries(saved: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
+    """Whether ``saved`` is ``row`` plus the step's own fields (e.g. the same ``gen``)."""
+    return all(key in saved and saved[key] == value for key, value in row.items())
 
 
 class Progress:
@@ -179,23 +149,31 @@ async def run_rows(
     label: str = "rows",
     progress: IO[str] | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    resume: bool = True,
 ) -> RunSummary:
     """Apply ``work`` to each row not yet in ``output``, ``concurrency`` at a time.
 
     Each finished row is appended to ``output`` at once (so a crash loses nothing);
-    when the run completes the file is rewritten in input order.
+    when the run completes the file is rewritten in input order. With ``resume``
+    a row already saved in ``output`` (same key, same input fields) is kept and
+    not sent again; without it ``output`` starts empty.
     """
     started = time.monotonic()
     out_path = Path(output)
     existing: dict[RowKey, dict[str, Any]] = {}
-    if out_path.exists():
-        existing = {row_key(r): r for r in read_rows(out_path)}
+    if resume and out_path.exists():
+        saved = {row_key(r): r for r in read_rows(out_path)}
+        existing = {
+            row_key(r): saved[row_key(r)]
+            for r in rows
+            if row_key(r) in saved and _carries(saved[row_key(r)], r)
+        }
     pending = [r for r in rows if row_key(r) not in existing]
     meter = Progress(label, len(pending), progress)
     semaphore = asyncio.Semaphore(max(1, concurrency))
     results: dict[RowKey, dict[str, Any]] = dict(existing)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_path, "a", encoding="utf-8") as sink:
+    with open(out_path, "a" if existing else "w", encoding="utf-8") as sink:
 
         async def one(row: Mapping[str, Any]) -> None:
             async with semaphore:
@@ -311,77 +289,43 @@ def format_report(result: Aggregate) -> str:
 # ── Simulating a recorded trace ─────────────────────────────────────────────────
 
 
-class AwbPromptBackend:
-    """Wraps a backend so the engine's requests take AgentWorldBench's message form.
-
-    The engine builds a request from the world's domain prompt and bare actions;
-    a trace imported from AgentWorldBench was recorded with its own system prompt
-    (``system_str``) and rendered turns (``### Turn k ... **Action:** ...``). This
-    wrapper swaps in those texts, keeping the history observations the engine
-    chose (real ones when teacher-forced, simulated ones when free-running) and
-    any control instructions the engine appended to the current action. With real
-    history the request is exactly ``eval.py infer``'s.
-    """
-
-    def __init__(
-        self, inner: Backend, *, system_prompt: str, prompts: Sequence[str], actions: Sequence[str]
-    ) -> None:
-        self.inner = inner
-        self.name = f"awb:{inner.name}"
-        self.system_prompt = system_prompt
-        self.prompts = list(prompts)
-        self.actions = list(actions)
-
-    def rewrite(self, messages: Sequence[Message]) -> tuple[Message, ...]:
-        from simulator.awb_turns import INSTRUCTION, render_observation
-
-        users = [m["content"] for m in messages if m["role"] == "user"]
-        observations = [m["content"] for m in messages if m["role"] == "assistant"]
-        turn = len(users)
-        out: list[Message] = []
-        if self.system_prompt:
-            out.append({"role": "system", "content": self.system_prompt})
-        for i in range(turn - 1):
-            out.append({"role": "user", "content": self.prompts[i]})
-            out.append({"role": "assistant", "content": render_observation(observations[i])})
-        action = self.actions[turn - 1]
-        control = users[-1][len(action) :] if users[-1].startswith(action) else ""
-        out.append({"role": "user", "content": self.prompts[turn - 1] + INSTRUCTION + control})
-        return tuple(out)
-
-    def stream(self, request: ModelRequest) -> Any:
-        from dataclasses import replace
-
-        return self.inner.stream(replace(request, messages=self.rewrite(request.messages)))
-
-    async def health(self) -> Any:
-        return await self.inner.health()
-
-    async def info(self) -> dict[str, Any]:
-        return await self.inner.info()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
 @dataclass(frozen=True)
 class RecordedTurn:
-    """One turn of a recorded trace; ``prompt`` is its rendered AgentWorldBench turn, if any."""
+    """One turn of a recorded trace: the action as the agent sent it and the real observation."""
 
     action: str
     observation: str
-    prompt: str = ""
 
 
 @dataclass(frozen=True)
 class SimulatedTurnResult:
-    """One simulated turn: the engine's result, or the error that stopped it."""
+    """One simulated turn: the engine's result, or the error that stopped it.
+
+    ``action_notes`` say what the studio's parser could not validate in the
+    recorded action (sent to the model all the same).
+    """
 
     index: int
     result: StepResult | None
     error: str = ""
     error_kind: str = ""
     real_verifiers: tuple[VerifierResult, ...] = ()
+    action_notes: tuple[str, ...] = ()
+
+
+def _row_messages(
+    row: Mapping[str, Any], index: int, simulated: Sequence[str] | None
+) -> list[Message]:
+    """eval.py's request for ``row``; free-running swaps in the simulated history."""
+    if simulated is not None:
+        row = {
+            **row,
+            "response": [
+                *(render_observation(text) for text in simulated[: index - 1]),
+                *row["response"][index - 1 :],
+            ],
+        }
+    return infer_messages(row)
 
 
 async def simulate_trace(
@@ -392,78 +336,124 @@ async def simulate_trace(
     mode: str = "teacher_forced",
     perturbations: Sequence[Perturbation] = (),
     seed: int = 0,
-    system_prompt: str | None = None,
+    rows: Sequence[Mapping[str, Any]] | None = None,
     sampling: Sampling | None = None,
     on_turn: Callable[[SimulatedTurnResult], Awaitable[None] | None] | None = None,
 ) -> list[SimulatedTurnResult]:
-    """Run the world model over a trace's actions with :func:`simulator.engine.step`.
+    """Ask the world model for each turn of a recorded trace.
 
     ``teacher_forced``: each turn sees the real history (as AgentWorldBench scores
-    it). ``free_running``: each turn sees the simulated history so far. When the
-    trace came from AgentWorldBench (``system_prompt`` given and every turn has a
-    ``prompt``), requests take its message form (:class:`AwbPromptBackend`).
-    Rule verifiers run on both the simulated and the real observation.
+    it). ``free_running``: each turn sees the simulated history so far. With
+    ``rows`` (``rows[k-1]`` is eval.py's row for turn k, from an imported file)
+    each request is exactly the one eval.py sends for that row, and the answer is
+    extracted exactly as eval.py's output parser does; otherwise the request is
+    built from the world like a live step's. The recorded action is sent as it
+    is: the studio's parser only reads it for verifiers and notes, and never
+    refuses it. Sampling defaults to eval.py's (:data:`EVAL_SAMPLING`).
+    Prompted perturbations add their control text to the current turn only;
+    enforced ones transform the observation. Rule verifiers run on both the
+    simulated and the real observation.
     """
     import inspect
 
-    from simulator.engine import step
-    from simulator.episode import EpisodeState, Turn
-    from simulator.errors import SimulatorError
-    from simulator.prompting import domain_for
+    from simulator.engine import stream_answer
+    from simulator.errors import MalformedOutput, SimulatorError
+    from simulator.perturbations import enforce, firing_indexes, prompted_firings
+    from simulator.perturbations.spec import StepContext
+    from simulator.prompting import build_messages, with_instructions
     from simulator.verifiers import run_verifiers
 
     if mode not in ("teacher_forced", "free_running"):
         raise ValueError(f"unknown mode {mode!r}")
-    if system_prompt is not None and all(t.prompt for t in turns):
-        backend = AwbPromptBackend(
-            backend,
-            system_prompt=system_prompt,
-            prompts=[t.prompt for t in turns],
-            actions=[t.action for t in turns],
-        )
-    domain = domain_for(world)
-    history: list[Turn] = []
+    domain = _known_domain(world.domain)
+    simulated: list[str] = []
     results = []
     for index, turn in enumerate(turns, start=1):
+        read = domain.read_action(turn.action, world) if domain is not None else None
+        action = read.action if read is not None else None
+        notes = read.notes if read is not None else (f"unknown domain {world.domain!r}",)
         previous_real = turns[index - 2].observation if index > 1 else world.initial_observation
-        try:
-            parsed_action = domain.parse_action(turn.action, world)
-            real_checks = tuple(
-                run_verifiers(
-                    world.domain,
-                    turn.observation,
-                    action=parsed_action,
-                    previous=previous_real,
-                    world=world,
-                )
-            )
-        except SimulatorError:
-            real_checks = ()
-        state = EpisodeState(
-            world=world,
-            history=tuple(history)
-            if mode == "free_running"
-            else tuple(Turn(t.action, t.observation) for t in turns[: index - 1]),
-            perturbations=tuple(perturbations),
-            seed=seed,
-            sampling=sampling,
+        previous_seen = (
+            simulated[index - 2] if mode == "free_running" and index > 1 else previous_real
         )
+
+        def checks(observation: str, previous: str, action: Action | None = action) -> Checks:
+            if domain is None:
+                return ()
+            return tuple(
+                run_verifiers(domain, observation, action=action, previous=previous, world=world)
+            )
+
+        ctx = StepContext(step=index, action=turn.action, domain=world.domain, seed=seed)
+        indexes = firing_indexes(perturbations, ctx)
+        prompted = prompted_firings(perturbations, indexes, ctx)
+        instructions = [str(f.details["instruction"]) for f in prompted]
+        history = simulated if mode == "free_running" else [t.observation for t in turns]
+        if rows is not None:
+            messages = _row_messages(
+                rows[index - 1], index, simulated if mode == "free_running" else None
+            )
+            messages[-1] = {
+                "role": "user",
+                "content": with_instructions(messages[-1]["content"], instructions),
+            }
+        else:
+            past = [Turn(t.action, history[i]) for i, t in enumerate(turns[: index - 1])]
+            messages = build_messages(world, past, turn.action, instructions=instructions)
+        request = ModelRequest(messages=tuple(messages), sampling=sampling or EVAL_SAMPLING)
+        started = time.monotonic()
         try:
-            result = await step(state, turn.action, backend)
-            outcome = SimulatedTurnResult(index, result, real_verifiers=real_checks)
-            history.append(result.turn())
+            answer = await stream_answer(request, backend, started=started)
+            if not answer.raw_output.strip():
+                raise MalformedOutput(
+                    f"no output from the model (finish_reason={answer.finish_reason!r})"
+                )
+            observation, enforced = enforce(
+                perturbations, indexes, extract_observation(answer.raw_output), ctx
+            )
+            thought = split_reasoning(answer.raw_output)[0]
+            result = StepResult(
+                action=turn.action,
+                observation=observation,
+                reasoning="\n\n".join(part for part in (answer.reasoning, thought) if part),
+                raw_output=answer.raw_output,
+                messages=request.messages,
+                firings=(*prompted, *enforced),
+                verifiers=checks(observation, previous_seen),
+                timings=answer.timings(started),
+                usage=answer.usage,
+                finish_reason=answer.finish_reason,
+                notes=notes,
+            )
+            outcome = SimulatedTurnResult(
+                index, result, real_verifiers=checks(turn.observation, previous_real)
+            )
+            simulated.append(observation)
         except (SimulatorError, OSError, ValueError) as exc:
             outcome = SimulatedTurnResult(
                 index,
                 None,
                 error=str(exc),
                 error_kind=type(exc).__name__,
-                real_verifiers=real_checks,
+                real_verifiers=checks(turn.observation, previous_real),
+                action_notes=notes,
             )
-            history.append(Turn(turn.action, ""))
+            simulated.append("")
+        else:
+            outcome = replace(outcome, action_notes=notes)
         results.append(outcome)
         if on_turn is not None:
             maybe = on_turn(outcome)
             if inspect.isawaitable(maybe):
                 await maybe
     return results
+
+
+def _known_domain(name: str) -> Domain | None:
+    """The registered domain called ``name``; None for a task outside the studio's domains."""
+    from simulator.domains import get_domain
+
+    try:
+        return get_domain(name)
+    except KeyError:
+        return None

@@ -27,6 +27,7 @@ import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Literal
 
 from simulator.backends.base import Backend, Chunk, ModelRequest
@@ -73,6 +74,69 @@ async def closing_stream(stream: AsyncIterator[Chunk]) -> AsyncIterator[AsyncIte
             await aclose()
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What one streamed model call returned: the content text unchanged, and its telemetry.
+
+    ``reasoning`` is what the server sent as reasoning (``reasoning_content``);
+    reasoning inside ``<think>`` tags is still in ``raw_output``.
+    """
+
+    raw_output: str
+    reasoning: str
+    usage: Usage
+    finish_reason: str | None
+    queued_s: float
+    first_token_s: float | None
+
+    def timings(self, started: float) -> Timings:
+        return Timings(self.queued_s, self.first_token_s, time.monotonic() - started)
+
+
+async def stream_answer(
+    request: ModelRequest,
+    backend: Backend,
+    *,
+    on_delta: OnDelta | None = None,
+    started: float | None = None,
+    outside: Literal["reasoning", "observation"] = "observation",
+) -> Answer:
+    """Stream one request, routing reasoning and observation deltas to ``on_delta`` live.
+
+    Shared by :func:`step` and by re-simulation of recorded traces, so both stream,
+    cancel and time a call the same way. ``started`` is when the step began;
+    ``outside`` is where untagged content streams (see :class:`StreamSplitter`).
+    """
+    started = time.monotonic() if started is None else started
+    splitter = StreamSplitter(outside)
+    content: list[str] = []
+    reasoning: list[str] = []
+    usage = Usage()
+    finish_reason: str | None = None
+    first_token: float | None = None
+    queued = time.monotonic() - started
+    async with closing_stream(backend.stream(request)) as chunks:
+        async for chunk in chunks:
+            if chunk.kind in ("reasoning", "content") and first_token is None and chunk.text:
+                first_token = time.monotonic() - started
+            if chunk.kind == "reasoning":
+                reasoning.append(chunk.text)
+                await _emit(on_delta, "reasoning", chunk.text)
+            elif chunk.kind == "content":
+                content.append(chunk.text)
+                live_reasoning, live_observation = splitter.feed(chunk.text)
+                await _emit(on_delta, "reasoning", live_reasoning)
+                await _emit(on_delta, "observation", live_observation)
+            elif chunk.kind == "usage" and chunk.usage is not None:
+                usage = chunk.usage
+            elif chunk.kind == "finish":
+                finish_reason = chunk.finish_reason
+    live_reasoning, live_observation = splitter.finish()
+    await _emit(on_delta, "reasoning", live_reasoning)
+    await _emit(on_delta, "observation", live_observation)
+    return Answer("".join(content), "".join(reasoning), usage, finish_reason, queued, first_token)
+
+
 def verify(state: EpisodeState, action: Action, observation: str) -> tuple[VerifierResult, ...]:
     """The domain's rule verifiers on the observation the agent will see."""
     previous = state.history[-1].observation if state.history else state.world.initial_observation
@@ -110,47 +174,26 @@ async def step(
         system_template=state.system_template,
     )
     request = ModelRequest(messages=tuple(messages), sampling=state.sampling or world.sampling)
-
     # Told to think first, a Qwen-AgentWorld answer has only its observation in tags.
-    splitter = StreamSplitter("reasoning" if state.layout == "agentworld" else "observation")
-    content: list[str] = []
-    reasoning: list[str] = []
-    usage = Usage()
-    finish_reason: str | None = None
-    first_token: float | None = None
-    queued = time.monotonic() - started
-    async with closing_stream(backend.stream(request)) as chunks:
-        async for chunk in chunks:
-            if chunk.kind in ("reasoning", "content") and first_token is None and chunk.text:
-                first_token = time.monotonic() - started
-            if chunk.kind == "reasoning":
-                reasoning.append(chunk.text)
-                await _emit(on_delta, "reasoning", chunk.text)
-            elif chunk.kind == "content":
-                content.append(chunk.text)
-                live_reasoning, live_observation = splitter.feed(chunk.text)
-                await _emit(on_delta, "reasoning", live_reasoning)
-                await _emit(on_delta, "observation", live_observation)
-            elif chunk.kind == "usage" and chunk.usage is not None:
-                usage = chunk.usage
-            elif chunk.kind == "finish":
-                finish_reason = chunk.finish_reason
-    live_reasoning, live_observation = splitter.finish()
-    await _emit(on_delta, "reasoning", live_reasoning)
-    await _emit(on_delta, "observation", live_observation)
-
-    raw_output = "".join(content)
+    outside: Literal["reasoning", "observation"] = (
+        "reasoning" if state.layout == "agentworld" else "observation"
+    )
+    answer = await stream_answer(
+        request, backend, on_delta=on_delta, started=started, outside=outside
+    )
+    raw_output = answer.raw_output
+    finish_reason = answer.finish_reason
     parsed = parse_output(raw_output)
     if not parsed.observation.strip():
         if finish_reason == "length":
-            raise OutputCutOff(request.sampling.max_tokens, usage.completion_tokens)
+            raise OutputCutOff(request.sampling.max_tokens, answer.usage.completion_tokens)
         raise MalformedOutput(
             f"no observation in the model's output ({len(raw_output)} chars, "
             f"finish_reason={finish_reason!r})"
         )
     observation, enforced = enforce(perturbations, indexes, parsed.observation, ctx)
     verifiers = verify(state, parsed_action, observation)
-    all_reasoning = "\n\n".join(part for part in ("".join(reasoning), parsed.reasoning) if part)
+    all_reasoning = "\n\n".join(part for part in (answer.reasoning, parsed.reasoning) if part)
     return StepResult(
         action=action,
         observation=observation,
@@ -159,8 +202,8 @@ async def step(
         messages=request.messages,
         firings=(*prompted, *enforced),
         verifiers=verifiers,
-        timings=Timings(queued, first_token, time.monotonic() - started),
-        usage=usage,
+        timings=answer.timings(started),
+        usage=answer.usage,
         finish_reason=finish_reason,
         notes=parsed.notes,
     )

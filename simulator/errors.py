@@ -13,6 +13,7 @@ think for thousands of tokens), so trying again, or with more tokens, may work.
     ├── InvalidPerturbation    a perturbation spec fails validation
     ├── FormatError            a file (JSONL, bundle) is malformed (``line``, ``field``)
     ├── MalformedOutput        the model's output has no usable observation
+    ├── PromptFileError        a prompt file given by the user is missing or unusable (``path``)
     └── BackendError           the world model could not answer
         ├── BackendUnavailable     connection refused, DNS, server not ready
         ├── BackendTimeout         no answer (or no next token) in time
@@ -23,6 +24,8 @@ think for thousands of tokens), so trying again, or with more tokens, may work.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class SimulatorError(Exception):
@@ -59,6 +62,15 @@ class FormatError(SimulatorError):
 
 class MalformedOutput(SimulatorError):
     """Model output from which no observation can be recovered."""
+
+
+class PromptFileError(SimulatorError):
+    """A prompt file the user pointed at (e.g. a Qwen-AgentWorld checkout's) that is
+    missing or unusable; ``path`` names it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: {reason}")
 
 
 class BackendError(SimulatorError):

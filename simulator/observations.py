@@ -8,8 +8,9 @@ rather than a crash. The format names are those of :mod:`simulator.domains.base`
 What each format looks like:
 
 - ``html``: a document or fragment (``<!DOCTYPE html>``, ``<html>``, ``<body>``, ``<div>`` ...).
-- ``axtree``: BrowserGym's accessibility tree, one node a line, tab-indented:
-  ``[227] link 'My Account', url='...'``; text nodes carry no bid (``StaticText 'Hi'``).
+- ``axtree``: BrowserGym's (or WebArena's) accessibility tree, one node a line,
+  tab-indented: ``[227] link 'My Account', url='...'``; text nodes carry no bid
+  (``StaticText 'Hi'``). Its grammar is in :mod:`simulator.axtree`.
 - ``aria-yaml``: a Playwright ARIA snapshot: ``- button "Add to cart" [ref=s5e44]``.
 - ``os-a11y``: a desktop accessibility tree, as OSWorld's tab-separated table
   (header ``tag\\tname\\ttext\\tclass\\tdescription\\tposition (top-left x&y)\\tsize (w&h)``),
@@ -30,9 +31,9 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from html.parser import HTMLParser
 
+from simulator.axtree import axtree_lines, axtree_problems
 from simulator.domains.base import (
     ANDROID_ELEMENTS,
     ARIA_YAML,
@@ -44,9 +45,9 @@ from simulator.domains.base import (
     TEXT,
     UIAUTOMATOR_XML,
 )
+from simulator.quoting import QUOTED
 
 __all__ = [
-    "AxNode",
     "android_element_indices",
     "android_elements_problems",
     "aria_refs",
@@ -109,71 +110,11 @@ def _looks_like_json(text: str) -> bool:
     return text.lstrip()[:1] in ("{", "[") and is_json(text)
 
 
-# --- BrowserGym accessibility tree ----------------------------------------------------
-
-_QUOTED = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
-_AX_LINE = re.compile(
-    rf"^(?P<indent>\t*)(?:\[(?P<bid>[^\]\s]+)\] )?(?P<role>[A-Za-z][\w-]*)"
-    rf"(?: (?P<name>{_QUOTED}))?(?P<props>,.*)?$"
-)
-
-
-@dataclass(frozen=True)
-class AxNode:
-    """One accessibility-tree line: depth (tabs), bid (None for text nodes), role, name."""
-
-    depth: int
-    bid: str | None
-    role: str
-    name: str
-
-
-def _unquote(quoted: str | None) -> str:
-    if not quoted:
-        return ""
-    return re.sub(r"\\(.)", r"\1", quoted[1:-1])
-
-
-def axtree_lines(text: str) -> list[AxNode]:
-    """The nodes of a BrowserGym AXTree; lines that are not nodes are skipped."""
-    nodes = []
-    for line in text.splitlines():
-        match = _AX_LINE.match(line.rstrip("\r"))
-        if match and line.strip():
-            nodes.append(
-                AxNode(
-                    depth=len(match["indent"]),
-                    bid=match["bid"],
-                    role=match["role"],
-                    name=_unquote(match["name"]),
-                )
-            )
-    return nodes
-
-
-def axtree_problems(text: str) -> list[str]:
-    """Why ``text`` is not a well-formed AXTree (empty list when it is)."""
-    problems = []
-    lines = [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
-    with_bid = 0
-    for number, line in lines:
-        match = _AX_LINE.match(line.rstrip("\r"))
-        if not match:
-            problems.append(
-                f"line {number} is not a `[bid] role 'name'` node: {line.strip()[:60]!r}"
-            )
-        elif match["bid"]:
-            with_bid += 1
-    if lines and not with_bid:
-        problems.append("no line carries a [bid], so the agent could not act on anything")
-    return problems[:5]
-
-
 # --- Playwright ARIA snapshot ---------------------------------------------------------
 
 _ARIA_ITEM = re.compile(r"^(?P<indent>(?:  )*)- (?P<body>\S.*)$")
 _ARIA_FIRST = re.compile(
-    rf"^- (?:[a-z][a-z-]*(?: (?:{_QUOTED}))?(?: \[[^\]]+\])*:?(?: .*)?|/\w+:.*)$"
+    rf"^- (?:[a-z][a-z-]*(?: (?:{QUOTED}))?(?: \[[^\]]+\])*:?(?: .*)?|/\w+:.*)$"
 )
 _ARIA_REF = re.compile(r"\[ref=([\w-]+)\]")
 
@@ -383,7 +324,7 @@ def _is_android_elements(text: str) -> bool:
 
 OS_TABLE_HEADER = "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)"
 _OS_TREE_LINE = re.compile(
-    rf"^(?P<indent>\s*)(?P<role>[a-z][a-z0-9 _-]*?)(?: (?P<name>{_QUOTED}))? "
+    rf"^(?P<indent>\s*)(?P<role>[a-z][a-z0-9 _-]*?)(?: (?P<name>{QUOTED}))? "
     r"\((?P<x>-?\d+), (?P<y>-?\d+), (?P<w>\d+), (?P<h>\d+)\)$"
 )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from simulator.domains.android import AndroidDomain
-from simulator.domains.base import Action, Domain
+from simulator.domains.base import Action, Domain, ReadAction
 from simulator.domains.mcp import McpDomain
 from simulator.domains.os import OsDomain
 from simulator.domains.search import SearchDomain
@@ -39,4 +39,4 @@ for _domain in (
 ):
     register(_domain)
 
-__all__ = ["Action", "Domain", "domain_names", "get_domain", "register"]
+__all__ = ["Action", "Domain", "ReadAction", "domain_names", "get_domain", "register"]

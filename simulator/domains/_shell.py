@@ -8,7 +8,8 @@ from typing import Any
 
 from simulator.domains._calls import strip_fence
 from simulator.domains._prompt import dump_json
-from simulator.domains.base import Action
+from simulator.domains._readers import format_call, load_json
+from simulator.domains.base import Action, ReadAction, unread
 from simulator.errors import InvalidAction
 
 MAX_COMMAND_CHARS = 100_000
@@ -112,3 +113,54 @@ command echoed, the command's output (stdout and stderr interleaved as a termina
 shows them), then the new prompt on the last line. If the command is still running \
 when the keystroke's duration ends, show its output so far and no new prompt. No \
 Markdown fences, no commentary."""
+
+
+def _read_keystrokes(raw: str, data: Any) -> ReadAction | None:
+    """A keystrokes list or object, leniently; None when ``data`` holds no keystrokes."""
+    entries = data if isinstance(data, list) else [data]
+    steps: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("keystrokes"), str):
+            notes.append(f"keystrokes[{index}] is not a keystrokes object; skipped")
+            continue
+        duration = entry.get("duration", 1.0)
+        if isinstance(duration, bool) or not isinstance(duration, int | float) or duration < 0:
+            notes.append(f"keystrokes[{index}].duration {duration!r} is not seconds; read as 1")
+            duration = 1.0
+        steps.append({"keystrokes": entry["keystrokes"], "duration": float(duration)})
+    if not steps:
+        return None
+    display = "; ".join(
+        format_call("keystrokes", (step["keystrokes"],), {"duration": step["duration"]})
+        for step in steps
+    )
+    action = Action(raw=raw, kind="keystrokes", args={"keystrokes": steps})
+    return ReadAction(raw=raw, action=action, display=display, notes=tuple(notes))
+
+
+def read_shell(raw: str) -> ReadAction:
+    """A plain command or keystrokes, read leniently: odd entries are skipped with a note.
+
+    Any non-empty text is a command (real shells accept what they accept), so only
+    empty text reads as nothing.
+    """
+    text = strip_fence(raw)  # not loose_text: `backticks` are shell syntax
+    data = load_json(text) if text[:1] in ("[", "{") else None
+    notes = []
+    if isinstance(data, dict) and isinstance(data.get("command"), str):
+        text = data["command"].strip()
+    elif isinstance(data, list | dict):
+        keystrokes = _read_keystrokes(raw, data)
+        if keystrokes is not None:
+            return keystrokes
+        notes.append("JSON that holds no keystrokes; read as a command")
+    if not text:
+        return unread(raw, "the action is empty")
+    if "\x00" in text:
+        notes.append("the command contains a NUL character")
+    if len(text) > MAX_COMMAND_CHARS:
+        notes.append(f"the command is longer than {MAX_COMMAND_CHARS} characters")
+    action = Action(raw=raw, kind="command", args={"command": text})
+    display = format_call("command", (text,))
+    return ReadAction(raw=raw, action=action, display=display, notes=tuple(notes))

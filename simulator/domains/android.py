@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from simulator import observations
 from simulator.domains._calls import strip_fence
 from simulator.domains._prompt import build_prompt
-from simulator.domains.base import ANDROID_ELEMENTS, UIAUTOMATOR_XML, Action, Domain
+from simulator.domains._readers import (
+    first_step_args,
+    format_call,
+    load_json,
+    loose_text,
+    sequence,
+)
+from simulator.domains.base import (
+    ANDROID_ELEMENTS,
+    UIAUTOMATOR_XML,
+    Action,
+    Domain,
+    ReadAction,
+    unread,
+)
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -91,6 +107,146 @@ def _check(kind: str, fields: dict[str, Any]) -> None:
         raise InvalidAction('answer needs "text"')
 
 
+# What other phone agents call AndroidWorld's action types (DroidBot, tool-use models).
+_KIND_ALIASES = {
+    "tap": "click",
+    "touch": "click",
+    "double_click": "double_tap",
+    "long_touch": "long_press",
+    "type": "input_text",
+    "set_text": "input_text",
+    "back": "navigate_back",
+    "key_back": "navigate_back",
+    "home": "navigate_home",
+    "enter": "keyboard_enter",
+    "open": "open_app",
+    "launch": "open_app",
+}
+_KEY_KINDS = {"BACK": "navigate_back", "HOME": "navigate_home", "ENTER": "keyboard_enter"}
+#: Target fields come first, as people read a call: click(index=3), input_text(index=3, text=...).
+_TARGET_FIELDS = ("index", "x", "y")
+_INVOKE = re.compile(r'<invoke\s+name="(?P<name>[^"]*)"\s*>(?P<body>.*?)</invoke>', re.DOTALL)
+_PARAMETER = re.compile(
+    r'<parameter\s+name="(?P<name>[^"]*)"\s*>(?P<value>.*?)</parameter>', re.DOTALL
+)
+_DROIDBOT = re.compile(r"(?P<verb>[A-Za-z_]+)\b\s*(?P<rest>.*)", re.DOTALL)
+_DROIDBOT_VERBS = {
+    "touch": "click",
+    "long_touch": "long_press",
+    "set_text": "input_text",
+    "scroll": "scroll",
+    "key_back": "navigate_back",
+    "press": "press_key",
+}
+_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?P<attrs>[^>]*)>")
+_ATTRIBUTE = re.compile(r"""([\w-]+)=("[^"]*"|'[^']*'|[^\s>]+)""")
+
+
+def _number(value: Any) -> Any:
+    """A decimal text as an int (recorded XML and DroidBot text carry numbers as text)."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value)
+    return value
+
+
+def _read_fields(raw: str, kind: Any, fields: Mapping[str, Any]) -> ReadAction:
+    """AndroidWorld's ``(action_type, fields)`` normalised and checked; problems become notes."""
+    kind = _KIND_ALIASES.get(str(kind), str(kind))
+    fields = {
+        key: _number(value) if key in _TARGET_FIELDS else value for key, value in fields.items()
+    }
+    ordered = {key: fields[key] for key in _TARGET_FIELDS if key in fields} | fields
+    notes = []
+    if kind not in _ACTION_TYPES:
+        notes.append(f"unknown action type {kind!r}; read without checking")
+    else:
+        try:
+            _check(kind, ordered)
+        except InvalidAction as error:
+            notes.append(str(error))
+    action = Action(raw=raw, kind=kind, args=ordered)
+    return ReadAction(
+        raw=raw, action=action, display=format_call(kind, kwargs=ordered), notes=tuple(notes)
+    )
+
+
+def _read_json(raw: str, data: Any) -> ReadAction:
+    """AndroidWorld JSON, ``{"action_type": "click", "index": 46}`` (``action`` as an alias)."""
+    if not isinstance(data, dict):
+        return unread(raw, "JSON that is not an object; an android action is an object")
+    key = "action_type" if "action_type" in data else "action"
+    if key not in data:
+        return unread(
+            raw, 'a JSON android action needs "action_type", e.g. {"action_type": "click"}'
+        )
+    fields = {name: value for name, value in data.items() if name != key}
+    return _read_fields(raw, data[key], fields)
+
+
+def _parameter(value: str) -> Any:
+    """A parameter's text; JSON arrays and objects (coordinates) decoded."""
+    decoded = load_json(value) if value.strip()[:1] in ("[", "{") else None
+    return value if decoded is None else decoded
+
+
+def _read_invokes(raw: str, text: str) -> ReadAction:
+    """Anthropic-style ``<invoke name="phone"><parameter name="action">click</parameter>...``.
+
+    Read with a regular expression, not an XML parser: model output is untrusted
+    and often not well-formed XML (unescaped ``&`` in typed text).
+    """
+    readings = []
+    for invoke in _INVOKE.finditer(text):
+        params = {m["name"]: _parameter(m["value"]) for m in _PARAMETER.finditer(invoke["body"])}
+        kind = params.pop("action", invoke["name"])
+        readings.append(_read_fields(raw, kind, params))
+    if not readings:
+        return unread(raw, "an <invoke> without a closing </invoke>; nothing read")
+    return sequence(raw, readings)
+
+
+def _element(markup: str) -> tuple[dict[str, Any], str]:
+    """A DroidBot view ``<button id=3 bound_box=0,100,200,300>OK</button>``: its target and
+    the text after its opening tag (after the closing tag when there is one)."""
+    match = _ELEMENT.search(markup)
+    if match is None:
+        return {}, markup.strip()
+    attributes = {name: value.strip("\"'") for name, value in _ATTRIBUTE.findall(match["attrs"])}
+    target: dict[str, Any] = {}
+    if "id" in attributes:
+        target["index"] = _number(attributes["id"])
+    elif "bound_box" in attributes:
+        corners = [_number(part) for part in attributes["bound_box"].split(",")]
+        if len(corners) == 4 and all(isinstance(c, int) for c in corners):
+            target |= {"x": (corners[0] + corners[2]) // 2, "y": (corners[1] + corners[3]) // 2}
+    after = markup[match.end() :]
+    inner, closed, rest = after.partition(f"</{match['tag']}>")
+    return target, (rest.strip() or inner.strip()) if closed else after.strip()
+
+
+def _read_droidbot(raw: str, text: str) -> ReadAction | None:
+    """A DroidBot command (``touch <button id=3 ...>OK</button>``, ``scroll up <...>``,
+    ``set_text <input ...>hello``, ``key_back``, ``press BACK``); None for other text."""
+    match = _DROIDBOT.fullmatch(text)
+    if match is None or match["verb"].lower() not in _DROIDBOT_VERBS:
+        return None
+    kind = _DROIDBOT_VERBS[match["verb"].lower()]
+    word, rest = "", match["rest"]
+    if kind in ("scroll", "press_key"):  # `scroll up <...>`, `press BACK`
+        word, rest = (rest.split(maxsplit=1) + ["", ""])[:2]
+    target, typed = _element(rest)
+    if kind == "press_key":
+        kind = _KEY_KINDS.get(word.upper(), kind)
+        fields: dict[str, Any] = {} if kind in _KEY_KINDS.values() else {"key": word}
+    elif kind == "scroll":
+        fields = {**target, "direction": word.lower()}
+    elif kind == "input_text":
+        fields = {**target, "text": typed}
+    else:
+        fields = target
+    return _read_fields(raw, kind, fields)
+
+
 class AndroidDomain(Domain):
     """AndroidWorld's JSON action space, with per-type required fields."""
 
@@ -124,6 +280,20 @@ class AndroidDomain(Domain):
         _check(kind, fields)
         return Action(raw=raw, kind=kind, args=fields)
 
+    def read_leniently(self, raw: str) -> ReadAction:
+        """AndroidWorld JSON, ``<invoke>`` tool calls (``<function_calls>`` wrapped or not),
+        or DroidBot's text commands."""
+        text = loose_text(raw)
+        if text.startswith("{"):
+            return _read_json(raw, load_json(text))
+        if "<invoke" in text:
+            return _read_invokes(raw, text)
+        return _read_droidbot(raw, text) or unread(
+            raw,
+            "not an android action: expected AndroidWorld JSON, an <invoke> call or a "
+            "DroidBot command such as `touch <button id=3>OK</button>`",
+        )
+
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)
 
@@ -141,4 +311,5 @@ class AndroidDomain(Domain):
 
     def referenced_ids(self, action: Action) -> list[str]:
         """The element index ``action`` acts on, if it names one."""
-        return [str(action.args["index"])] if "index" in action.args else []
+        args = first_step_args(action)
+        return [str(args["index"])] if "index" in args else []

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from simulator.awb_turns import STATE, TASK
+from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
     from simulator.world import World
@@ -37,6 +38,27 @@ class Action:
     raw: str
     kind: str
     args: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadAction:
+    """An imported action as read: never refused, because a real trace is authoritative.
+
+    ``raw`` is exactly as recorded. ``action`` is the normalised action anchors and
+    verifiers use, or None when nothing could be parsed. ``display`` is a short
+    normalised call for reviewers, e.g. ``click(index=46)``; the raw text when
+    unparsed. ``notes`` say in plain words what could not be validated.
+    """
+
+    raw: str
+    action: Action | None
+    display: str
+    notes: tuple[str, ...] = ()
+
+
+def unread(raw: str, note: str) -> ReadAction:
+    """A reading that found no action: the raw text is shown as it is, with why."""
+    return ReadAction(raw=raw, action=None, display=raw, notes=(note,))
 
 
 class Domain(ABC):
@@ -87,3 +109,38 @@ class Domain(ABC):
     def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
         """Problems with a world's domain extras (empty when valid)."""
         return []
+
+    def read_leniently(self, raw: str) -> ReadAction:
+        """Read an imported action in any style this domain's real traces use.
+
+        Overridden by each built-in domain. The default reads nothing, so that a
+        custom domain still imports (with a note) before it has a reader.
+        """
+        return unread(raw, f"the {self.name} domain has no reader for imported actions")
+
+    def read_action(self, raw: str, world: World | None = None) -> ReadAction:
+        """Read an imported action; never raises, whatever the text.
+
+        Imports must not be refused, so the strict :meth:`parse_action` only decides
+        whether the reading is also valid in ``world``: when it is, its action
+        replaces the lenient one (with the strict defaults filled in); when it is
+        not, its message becomes the first note (the only one if nothing was
+        read). Any error from either parser is a note too, so one odd turn can
+        never stop a whole import.
+        """
+        try:
+            reading = self.read_leniently(raw)
+        except Exception as error:  # a reader bug must not refuse real data
+            reading = unread(raw, f"the action could not be read ({type(error).__name__})")
+        if world is None:
+            return reading
+        try:
+            action = self.parse_action(raw, world)
+        except InvalidAction as error:
+            note = str(error)
+        except Exception as error:  # e.g. RecursionError on absurdly nested JSON
+            note = f"the action could not be validated ({type(error).__name__})"
+        else:
+            return replace(reading, action=action, notes=())
+        # When nothing was read, the strict message alone says what this world expects.
+        return replace(reading, notes=(note, *reading.notes) if reading.action else (note,))

@@ -11,7 +11,8 @@ from jsonschema.exceptions import SchemaError
 from simulator import observations
 from simulator.domains._calls import parse_json_call
 from simulator.domains._prompt import build_prompt, dump_json
-from simulator.domains.base import JSON, TEXT, Action, Domain
+from simulator.domains._readers import ToolCall, read_tool_calls, sequence
+from simulator.domains.base import JSON, TEXT, Action, Domain, ReadAction, unread
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -53,6 +54,16 @@ def input_schema(tool: Mapping[str, Any]) -> Any:
 def find_tool(world: World, name: str) -> Mapping[str, Any] | None:
     """The tool called ``name`` in ``world``, or None."""
     return next((tool for tool in tool_list(world.extras) if tool.get("name") == name), None)
+
+
+def _read_call(raw: str, call: ToolCall) -> ReadAction:
+    notes = call.notes
+    if not isinstance(call.arguments, Mapping):
+        notes = (*notes, f"the arguments of {call.name!r} are not a JSON object; kept as recorded")
+    action = Action(
+        raw=raw, kind="tool_call", args={"name": call.name, "arguments": call.arguments}
+    )
+    return ReadAction(raw=raw, action=action, display=call.display(), notes=notes)
 
 
 class McpDomain(Domain):
@@ -108,6 +119,25 @@ class McpDomain(Domain):
             details = "; ".join(f"{e.message} (at {e.json_path})" for e in errors[:3])
             raise InvalidAction(f"arguments of {name!r} do not match its input schema: {details}")
         return Action(raw=raw, kind="tool_call", args={"name": name, "arguments": arguments})
+
+    def read_leniently(self, raw: str) -> ReadAction:
+        """Calls to any tool, one or a list, with arguments as an object or JSON text."""
+        calls = read_tool_calls(raw)
+        if calls is None:
+            return unread(
+                raw, 'not a JSON tool call such as {"name": "<tool>", "arguments": {...}}'
+            )
+        return sequence(raw, [_read_call(raw, call) for call in calls])
+
+    def read_action(self, raw: str, world: World | None = None) -> ReadAction:
+        """As :meth:`Domain.read_action`; a world without tools checks nothing.
+
+        A recorded trace brings no tool list, so its world has none: every tool it
+        calls is then taken as the server's, instead of noted as unknown.
+        """
+        if world is not None and not tool_list(world.extras):
+            world = None
+        return super().read_action(raw, world)
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from simulator import observations
 from simulator.domains._calls import Call, parse_calls, strip_fence
 from simulator.domains._prompt import build_prompt, dump_json
-from simulator.domains.base import OS_A11Y, Action, Domain
+from simulator.domains._readers import Source, clip, format_call, loose_text, read_python_calls
+from simulator.domains.base import OS_A11Y, Action, Domain, ReadAction, unread
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ _POINTER = frozenset(
 )
 _SCROLL = frozenset(("scroll", "hscroll", "vscroll"))
 _KEYS = frozenset(("press", "keyDown", "keyUp", "hotkey", "typewrite", "write"))
+_CHECKED = _POINTER | _SCROLL | _KEYS
 
 
 def _is_number(value: Any) -> bool:
@@ -72,7 +74,7 @@ def _check(call: Call) -> None:
         if len(call.args) != 1 or not _is_number(call.args[0]) or call.args[0] < 0:
             raise InvalidAction("time.sleep() takes one number of seconds >= 0")
         return
-    if module != "pyautogui" or function not in _POINTER | _SCROLL | _KEYS:
+    if module != "pyautogui" or function not in _CHECKED:
         raise InvalidAction(
             f"{call.func}() is not allowed; use pyautogui.click/doubleClick/rightClick/moveTo/"
             "dragTo/scroll/typewrite/write/press/hotkey/keyDown/keyUp, time.sleep, or "
@@ -90,6 +92,60 @@ def _check(call: Call) -> None:
         call.args and all(isinstance(arg, str | list) for arg in call.args)
     ):
         raise InvalidAction(f"{call.func}(): give the key names as text")
+
+
+_DISPLAYED_CALLS = 3
+
+
+def _call_dict(call: Call) -> dict[str, Any]:
+    return {"func": call.func, "args": list(call.args), "kwargs": dict(call.kwargs)}
+
+
+def _read_code(raw: str) -> ReadAction:
+    """Free-form agent code: its calls, pyautogui ones checked, any other API noted.
+
+    OSWorld-style agents call their own helpers (``Agent.click``,
+    ``CalcTools.set_cell_value``) and wrap calls in imports, loops and sleeps; the
+    code is parsed with :mod:`ast`, never run. Code that is not even Python is
+    still the agent's action, kept with a note.
+    """
+    text = loose_text(raw)
+    if not text:
+        return unread(raw, "the action is empty")
+    if text in _SPECIALS:
+        return ReadAction(raw=raw, action=Action(raw=raw, kind=text.lower()), display=text)
+    first_line = clip(text.splitlines()[0])
+    try:
+        code = read_python_calls(text)
+    except ValueError as error:
+        action = Action(raw=raw, kind="python", args={"calls": []})
+        return ReadAction(
+            raw=raw, action=action, display=first_line, notes=(f"{error}; kept as code",)
+        )
+    notes = list(code.notes)
+    unchecked = []
+    for call in code.calls:
+        module, _, function = call.func.rpartition(".")
+        if not (call.func == "time.sleep" or (module == "pyautogui" and function in _CHECKED)):
+            unchecked.append(call.func)
+        elif not any(isinstance(value, Source) for value in (*call.args, *call.kwargs.values())):
+            try:  # values computed at run time were noted already and cannot be checked
+                _check(call)
+            except InvalidAction as error:
+                notes.append(str(error))
+    if unchecked:
+        names = ", ".join(dict.fromkeys(unchecked))
+        notes.append(f"not a studio pyautogui action, read without checking: {names}")
+    if not code.calls:
+        notes.append("no function call found; kept as code")
+    shown = [format_call(call.func, call.args, call.kwargs) for call in code.calls]
+    display = "; ".join(shown[:_DISPLAYED_CALLS]) + ("; …" if len(shown) > _DISPLAYED_CALLS else "")
+    action = Action(
+        raw=raw,
+        kind="python" if unchecked or not code.calls else "pyautogui",
+        args={"calls": [_call_dict(call) for call in code.calls]},
+    )
+    return ReadAction(raw=raw, action=action, display=display or first_line, notes=tuple(notes))
 
 
 class OsDomain(Domain):
@@ -125,15 +181,11 @@ class OsDomain(Domain):
         for call in calls:
             _check(call)
         return Action(
-            raw=raw,
-            kind="pyautogui",
-            args={
-                "calls": [
-                    {"func": call.func, "args": list(call.args), "kwargs": dict(call.kwargs)}
-                    for call in calls
-                ]
-            },
+            raw=raw, kind="pyautogui", args={"calls": [_call_dict(call) for call in calls]}
         )
+
+    def read_leniently(self, raw: str) -> ReadAction:
+        return _read_code(raw)
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from simulator import observations
-from simulator.domains._calls import Param, bind, parse_json_call, parse_one_call
+from simulator.domains._calls import Call, Param, bind, parse_json_call, parse_one_call
 from simulator.domains._prompt import build_prompt, dump_json
-from simulator.domains.base import JSON, TEXT, Action, Domain
+from simulator.domains._readers import (
+    format_call,
+    name_arguments,
+    read_python_sequence,
+    read_tool_calls,
+    sequence,
+)
+from simulator.domains.base import JSON, TEXT, Action, Domain, ReadAction
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -44,6 +51,55 @@ def _text_or_texts(name: str, value: Any) -> None:
     values = value if isinstance(value, list) else [value]
     if not values or not all(isinstance(v, str) and v.strip() for v in values):
         raise InvalidAction(f"{name} must be non-empty text or a non-empty list of text")
+
+
+# The names real search agents use (Qwen DeepResearch's search/visit) for the two tools.
+_TOOL_ALIASES = {
+    "web_search": "web_search",
+    "search": "web_search",
+    "web_extractor": "web_extractor",
+    "visit": "web_extractor",
+}
+_ARGUMENT_ALIASES = {"queries": "query", "urls": "url"}
+
+
+def _check(name: str, arguments: Mapping[str, Any]) -> None:
+    """What a known tool's arguments must hold; raises InvalidAction (both parsers use it)."""
+    key = "query" if name == "web_search" else "url"
+    if key not in arguments:
+        raise InvalidAction(f"{name} needs {key!r}")
+    _text_or_texts(f"{name} {key}", arguments[key])
+    if not isinstance(arguments.get("goal", ""), str):
+        raise InvalidAction("web_extractor goal must be text")
+
+
+def _read_call(
+    raw: str, name: str, arguments: Any, display: str, notes: Sequence[str]
+) -> ReadAction:
+    """One recorded call: known tools under their studio names, any other kept with a note."""
+    kind = _TOOL_ALIASES.get(name)
+    if kind is None:
+        action = Action(raw=raw, kind="tool_call", args={"name": name, "arguments": arguments})
+        note = f"{name!r} is not a search tool (web_search, web_extractor); read without checking"
+        return ReadAction(raw=raw, action=action, display=display, notes=(*notes, note))
+    if isinstance(arguments, str):  # a bare query or URL
+        arguments = {"query" if kind == "web_search" else "url": arguments}
+    if not isinstance(arguments, Mapping):
+        arguments = {}
+    args = {_ARGUMENT_ALIASES.get(key, key): value for key, value in arguments.items()}
+    try:
+        _check(kind, args)
+    except InvalidAction as error:
+        notes = (*notes, str(error))
+    action = Action(raw=raw, kind=kind, args=args)
+    return ReadAction(raw=raw, action=action, display=display, notes=tuple(notes))
+
+
+def _read_python(raw: str, call: Call) -> ReadAction:
+    kind = _TOOL_ALIASES.get(call.func)
+    arguments, notes = name_arguments(call, [param.name for param in _PARAMS[kind]] if kind else [])
+    display = format_call(call.func, call.args, call.kwargs)
+    return _read_call(raw, call.func, arguments, display, notes)
 
 
 class SearchDomain(Domain):
@@ -83,13 +139,21 @@ class SearchDomain(Domain):
                 f"{error}; a search action is web_search(query) or web_extractor(url, goal), "
                 'as a call or as JSON {"name": "web_search", "arguments": {"query": "..."}}'
             ) from None
-        key = "query" if name == "web_search" else "url"
-        if key not in arguments:
-            raise InvalidAction(f"{name} needs {key!r}")
-        _text_or_texts(f"{name} {key}", arguments[key])
-        if not isinstance(arguments.get("goal", ""), str):
-            raise InvalidAction("web_extractor goal must be text")
+        _check(name, arguments)
         return Action(raw=raw, kind=name, args=dict(arguments))
+
+    def read_leniently(self, raw: str) -> ReadAction:
+        """JSON calls (``queries`` lists, JSON-text or bare-text arguments), else Python calls."""
+        tool_calls = read_tool_calls(raw)
+        if tool_calls is not None:
+            return sequence(
+                raw,
+                [
+                    _read_call(raw, call.name, call.arguments, call.display(), call.notes)
+                    for call in tool_calls
+                ],
+            )
+        return read_python_sequence(raw, lambda call: _read_python(raw, call), "a search call")
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)

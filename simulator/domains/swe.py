@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Any
 from simulator import observations
 from simulator.domains._calls import parse_json_call
 from simulator.domains._prompt import build_prompt
+from simulator.domains._readers import ToolCall, read_tool_calls, sequence
 from simulator.domains._shell import (
     SCREEN_FORMAT,
     files_section,
     machine_section,
     parse_shell_action,
+    read_shell,
     shell_extras_problems,
 )
-from simulator.domains.base import TERMINAL, Action, Domain
+from simulator.domains.base import TERMINAL, Action, Domain, ReadAction
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -73,6 +75,43 @@ def _editor(raw: str, arguments: dict[str, Any]) -> Action:
     return Action(raw=raw, kind="str_replace_editor", args=arguments)
 
 
+def _read_call(raw: str, call: ToolCall) -> ReadAction:
+    """One recorded tool call; a tool the studio does not know is kept, with a note.
+
+    Real agents name their shell differently (Claude Code's ``Bash``), so any
+    ``bash``-like tool with a command reads as a command, which verifiers check.
+    """
+    notes = list(call.notes)
+    arguments = dict(call.arguments) if isinstance(call.arguments, Mapping) else {}
+    command = call.arguments if isinstance(call.arguments, str) else arguments.get("command")
+    if call.name.lower() in _SHELL_TOOLS and isinstance(command, str) and command.strip():
+        if call.name not in _SHELL_TOOLS:
+            notes.append(f"{call.name!r} is not a studio swe tool; read as a shell command")
+        action = Action(raw=raw, kind="command", args={"command": command})
+    elif call.name.lower() in _SHELL_TOOLS:
+        notes.append(f"{call.name} has no command; read as a plain tool call")
+        action = Action(
+            raw=raw, kind="tool_call", args={"name": call.name, "arguments": call.arguments}
+        )
+    elif call.name == "str_replace_editor":
+        try:
+            _editor(raw, arguments)
+        except InvalidAction as error:
+            notes.append(str(error))
+        action = Action(raw=raw, kind="str_replace_editor", args=arguments)
+    elif call.name in ("think", "finish"):
+        action = Action(raw=raw, kind=call.name, args=arguments)
+    else:
+        notes.append(
+            f"{call.name!r} is not one of the studio's swe tools (execute_bash, "
+            "str_replace_editor, think, finish); read without checking"
+        )
+        action = Action(
+            raw=raw, kind="tool_call", args={"name": call.name, "arguments": call.arguments}
+        )
+    return ReadAction(raw=raw, action=action, display=call.display(), notes=tuple(notes))
+
+
 class SweDomain(Domain):
     """Shell commands and keystrokes as in terminal, plus editor/think/finish tool calls."""
 
@@ -121,6 +160,13 @@ class SweDomain(Domain):
             f"unknown tool {name!r}; swe tools are execute_bash, str_replace_editor, think, "
             "finish (or send a plain shell command)"
         )
+
+    def read_leniently(self, raw: str) -> ReadAction:
+        """Tool calls in any common shape (one or a list), else a command or keystrokes."""
+        calls = read_tool_calls(raw)
+        if calls is None:
+            return read_shell(raw)
+        return sequence(raw, [_read_call(raw, call) for call in calls])
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)

@@ -12,9 +12,10 @@ from simulator.domains._shell import (
     files_section,
     machine_section,
     parse_shell_action,
+    read_shell,
     shell_extras_problems,
 )
-from simulator.domains.base import TERMINAL, Action, Domain
+from simulator.domains.base import TERMINAL, Action, Domain, ReadAction
 
 if TYPE_CHECKING:
     from simulator.world import World
@@ -58,6 +59,9 @@ class TerminalDomain(Domain):
 
     def parse_action(self, raw: str, world: World) -> Action:
         return parse_shell_action(raw)
+
+    def read_leniently(self, raw: str) -> ReadAction:
+        return read_shell(raw)
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from simulator import observations
-from simulator.domains._calls import Param, bind, parse_one_call
+from simulator.domains._calls import Call, Param, bind, parse_one_call
 from simulator.domains._prompt import build_prompt
-from simulator.domains.base import ARIA_YAML, AXTREE, HTML, Action, Domain
+from simulator.domains._readers import (
+    ToolCall,
+    first_step_args,
+    format_call,
+    name_arguments,
+    read_python_sequence,
+    read_tool_calls,
+    sequence,
+)
+from simulator.domains.base import ARIA_YAML, AXTREE, HTML, Action, Domain, ReadAction
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -70,6 +81,81 @@ _ACTIONS: dict[str, tuple[Param, ...]] = {
     "noop": (Param("wait_ms", (int, float), False, 1000),),
 }
 _BUTTONS = ("left", "middle", "right")
+# Argument names of BrowserGym's whole action set (the strict set above is what the
+# studio offers; recorded traces also use the coordinate and file actions).
+_BROWSERGYM = {name: tuple(param.name for param in params) for name, params in _ACTIONS.items()} | {
+    "drag_and_drop": ("from_bid", "to_bid"),
+    "upload_file": ("bid", "file"),
+    "mouse_move": ("x", "y"),
+    "mouse_click": ("x", "y", "button"),
+    "mouse_dblclick": ("x", "y", "button"),
+    "mouse_down": ("x", "y", "button"),
+    "mouse_up": ("x", "y", "button"),
+    "mouse_drag_and_drop": ("from_x", "from_y", "to_x", "to_y"),
+    "mouse_upload_file": ("x", "y", "file"),
+    "keyboard_down": ("key",),
+    "keyboard_up": ("key",),
+    "keyboard_press": ("key",),
+    "keyboard_type": ("text",),
+    "keyboard_insert_text": ("text",),
+}
+#: Playwright-MCP's tools all start so and take named arguments only.
+_PLAYWRIGHT_MCP = "browser_"
+
+
+def _check(func: str, args: Mapping[str, Any]) -> None:
+    """What binding does not check of a studio action's arguments; raises InvalidAction."""
+    if "bid" in args and not args["bid"].strip():
+        raise InvalidAction(f"{func}(): bid is empty")
+    if args.get("button", "left") not in _BUTTONS:
+        raise InvalidAction(f"{func}(): button must be one of {', '.join(_BUTTONS)}")
+    options = args.get("options")
+    if isinstance(options, list) and not all(isinstance(o, str) for o in options):
+        raise InvalidAction("select_option(): options must be text or a list of text")
+
+
+def _read_call(raw: str, call: Call) -> ReadAction:
+    """One recorded call: BrowserGym arguments named, Playwright-MCP's kept, others noted."""
+    display = format_call(call.func, call.args, call.kwargs)
+    notes: list[str] = []
+    if call.func in _ACTIONS:
+        try:
+            args = bind(call, _ACTIONS[call.func])
+        except ValueError as error:
+            notes.append(str(error))
+            args, _ = name_arguments(call, _BROWSERGYM[call.func])
+    elif call.func in _BROWSERGYM:
+        args, notes = name_arguments(call, _BROWSERGYM[call.func])
+    else:
+        args = dict(call.kwargs)
+        if call.args:
+            args["args"] = list(call.args)
+        if not call.func.startswith(_PLAYWRIGHT_MCP):
+            notes.append(
+                f"{call.func}() is not a BrowserGym or Playwright-MCP action; read without checking"
+            )
+        elif call.args:
+            notes.append(f"{call.func}() takes named arguments; the positional ones kept as 'args'")
+    if "bid" in args:
+        args["bid"] = str(args["bid"])
+    if call.func in _ACTIONS:
+        try:
+            _check(call.func, args)
+        except InvalidAction as error:
+            notes.append(str(error))
+    return ReadAction(
+        raw=raw,
+        action=Action(raw=raw, kind=call.func, args=args),
+        display=display,
+        notes=tuple(notes),
+    )
+
+
+def _as_call(tool_call: ToolCall) -> Call:
+    """A JSON tool call as the Python call it stands for."""
+    if isinstance(tool_call.arguments, Mapping):
+        return Call(func=tool_call.name, kwargs=tool_call.arguments)
+    return Call(func=tool_call.name, args=(tool_call.arguments,))
 
 
 class WebDomain(Domain):
@@ -107,14 +193,18 @@ class WebDomain(Domain):
             ) from None
         if "bid" in args:
             args["bid"] = str(args["bid"])
-            if not args["bid"].strip():
-                raise InvalidAction(f"{call.func}(): bid is empty")
-        if args.get("button", "left") not in _BUTTONS:
-            raise InvalidAction(f"{call.func}(): button must be one of {', '.join(_BUTTONS)}")
-        options = args.get("options")
-        if isinstance(options, list) and not all(isinstance(o, str) for o in options):
-            raise InvalidAction("select_option(): options must be text or a list of text")
+        _check(call.func, args)
         return Action(raw=raw, kind=call.func, args=args)
+
+    def read_leniently(self, raw: str) -> ReadAction:
+        """BrowserGym calls (one or several), and Playwright-MCP calls as Python or JSON."""
+        tool_calls = read_tool_calls(raw)
+        if tool_calls is not None:
+            readings = [_read_call(raw, _as_call(call)) for call in tool_calls]
+            notes = tuple(note for call in tool_calls for note in call.notes)
+            reading = sequence(raw, readings)
+            return replace(reading, notes=(*notes, *reading.notes))
+        return read_python_sequence(raw, lambda call: _read_call(raw, call), "a browser action")
 
     def detect_format(self, observation: str) -> str | None:
         return observations.detect_format(observation, self.observation_formats)
@@ -131,5 +221,6 @@ class WebDomain(Domain):
         return set()
 
     def referenced_ids(self, action: Action) -> list[str]:
-        """The element ids ``action`` acts on."""
-        return [str(action.args["bid"])] if "bid" in action.args else []
+        """The element ids ``action`` acts on: a BrowserGym bid or a Playwright-MCP ref."""
+        args = first_step_args(action)
+        return [str(args[key]) for key in ("bid", "ref") if key in args]

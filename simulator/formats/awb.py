@@ -14,7 +14,6 @@ written again is byte-identical.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,14 +21,17 @@ from typing import IO, Any
 
 from simulator.awb_turns import (
     INSTRUCTION,
-    OBSERVATION_MARKER,
     STATE,
+    TASK,
+    read_observation,
+    read_turn,
     render_observation,
     render_turn,
 )
 from simulator.episode import Turn
 from simulator.errors import FormatError
 from simulator.formats._jsonl import lines_of, write_lines
+from simulator.types import Message
 
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "task": str,
@@ -58,18 +60,19 @@ OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "judge_raw_output": str,
     "error_message": str,
 }
-_TURN = re.compile(
-    r"\A### Turn (?P<n>\d+)\n(?:\*\*Current State:\*\*\n(?P<state>.*?)\n\n)?\*\*Action:\*\*\n(?P<action>.*)\Z",
-    re.DOTALL,
-)
 
 
 @dataclass(frozen=True)
 class AwbRow:
-    """One row; ``data`` is the row exactly as read (key order kept)."""
+    """One row; ``data`` is the row as read (key order kept), ``text`` its line as read.
+
+    ``text`` (without the line's ``\n``) is what an export writes back, so a file
+    comes out byte for byte as it went in, whatever serialiser wrote it.
+    """
 
     data: Mapping[str, Any]
     line: int | None = None
+    text: str | None = None
 
     @property
     def task(self) -> str:
@@ -89,7 +92,43 @@ class AwbRow:
         return int(self.data["turn_idx"])
 
     def dumps(self) -> str:
-        return dump_row(self.data)
+        return self.text if self.text is not None else dump_row(self.data)
+
+    @property
+    def turn_texts(self) -> list[str]:
+        """Each turn's prompt without the answered turn's instruction (turns 1..turn_idx)."""
+        prompts = self.data["prompt"][: self.turn_idx]
+        current = str(self.data["current_prompt"])
+        last = prompts[-1]
+        return [*prompts[:-1], current if last.startswith(current) else last]
+
+    @property
+    def instruction(self) -> str:
+        """The text this row appends to its answered turn: ``prompt[turn_idx-1]`` minus ``current_prompt``.
+
+        Taken from the data, never assumed: the benchmark's rows are authoritative.
+        """
+        last, current = self.data["prompt"][self.turn_idx - 1], str(self.data["current_prompt"])
+        return last[len(current) :] if last.startswith(current) else ""
+
+    def for_turn(self, turn: int) -> dict[str, Any]:
+        """The row eval.py would evaluate for an earlier ``turn`` of this trajectory.
+
+        Built from this row's turns and ground truths, with this row's instruction
+        appended to ``turn``'s text: how the benchmark writes each turn's row.
+        """
+        if not 1 <= turn <= self.turn_idx:
+            raise FormatError(f"turn {turn} is outside 1..{self.turn_idx}", field="turn_idx")
+        if turn == self.turn_idx:
+            return {key: self.data[key] for key in self.data if key in REQUIRED_FIELDS}
+        texts = self.turn_texts
+        built = {
+            "prompt": [*texts[: turn - 1], texts[turn - 1] + self.instruction],
+            "response": list(self.data["response"][:turn]),
+            "current_prompt": texts[turn - 1],
+            "turn_idx": turn,
+        }
+        return {key: built.get(key, self.data[key]) for key in self.data if key in REQUIRED_FIELDS}
 
 
 def row_problems(data: Any) -> list[tuple[str, str]]:
@@ -155,7 +194,7 @@ def iter_awb(source: str | Path | Iterable[str]) -> Iterator[AwbRow | FormatErro
             for field, reason in problems:
                 yield FormatError(reason, line=number, field=field)
         else:
-            yield AwbRow(data, number)
+            yield AwbRow(data, number, line.removesuffix("\n"))
 
 
 def read_awb(source: str | Path | Iterable[str]) -> list[AwbRow]:
@@ -184,19 +223,24 @@ def episode_to_awb_rows(
     task: str,
     trajectory_id: int | str,
     system_str: str,
-    initial_state: str | None = None,
+    sections: Sequence[tuple[str, str]] = (),
+    fences: Sequence[str | None] = (),
+    instruction: str = INSTRUCTION,
 ) -> list[dict[str, Any]]:
     """One AgentWorldBench row per turn, as ``eval.py infer``/``judge`` expect.
 
-    Row t has the rendered prompts of turns 1..t (turn 1 with the initial state,
-    turn t with the answer instruction) and the observations of turns 1..t (turn
-    t's is the ground truth the judge compares against).
+    Row t has the rendered prompts of turns 1..t (turn 1 with ``sections``, such
+    as the initial state; action i in the fence ``fences[i-1]``, none when
+    missing; turn t with ``instruction``)
+    and the observations of turns 1..t (turn t's is the ground truth the judge
+    compares against).
     """
     prompts = [
         render_turn(
             i,
             turn.action,
-            sections=[(STATE, initial_state)] if i == 1 and initial_state is not None else [],
+            fence=fences[i - 1] if i <= len(fences) else None,
+            sections=sections if i == 1 else (),
         )
         for i, turn in enumerate(turns, start=1)
     ]
@@ -207,7 +251,7 @@ def episode_to_awb_rows(
             {
                 "task": task,
                 "id": trajectory_id,
-                "prompt": [*prompts[: t - 1], prompts[t - 1] + INSTRUCTION],
+                "prompt": [*prompts[: t - 1], prompts[t - 1] + instruction],
                 "response": responses[:t],
                 "current_prompt": prompts[t - 1],
                 "system_str": system_str,
@@ -220,33 +264,63 @@ def episode_to_awb_rows(
 
 @dataclass(frozen=True)
 class AwbTrajectory:
-    """The turns of one (task, id) group, rebuilt from its rows."""
+    """The turns of one (task, id) group, read from its row with the highest ``turn_idx``.
+
+    ``turns`` hold each action as the agent sent it (the fenced block's content)
+    and each ground-truth observation without its marker; ``prompt_texts`` the
+    turn prompts exactly as the row has them (without the instruction), so
+    nothing the row said is lost; ``sections`` the first turn's sections
+    (``Task Instruction``, ``Current State``, ``Current Phone State`` …) and
+    ``fences`` each action's fence language, so rows can be written again.
+    """
 
     task: str
     id: int | str
     system_str: str
-    initial_state: str | None
     turns: tuple[Turn, ...]
+    prompt_texts: tuple[str, ...]
+    instruction: str
+    sections: tuple[tuple[str, str], ...] = ()
+    total_turns: int = 0
+    fences: tuple[str | None, ...] = ()
 
     @property
     def domain(self) -> str:
         return self.task.rsplit("/", 1)[-1]
 
+    @property
+    def initial_state(self) -> str | None:
+        return next((body for name, body in self.sections if name == STATE), None)
 
-def _unrender_prompt(prompt: str) -> tuple[str | None, str]:
-    """(current state, action) of a rendered turn; the whole text when it is not one."""
-    if prompt.endswith(INSTRUCTION):
-        prompt = prompt[: -len(INSTRUCTION)]
-    match = _TURN.match(prompt)
-    if not match:
-        return None, prompt
-    return match.group("state"), match.group("action")
+    @property
+    def agent_task(self) -> str | None:
+        return next((body for name, body in self.sections if name == TASK), None)
 
 
-def _unrender_response(response: str) -> str:
-    if response.startswith(OBSERVATION_MARKER + "\n"):
-        return response[len(OBSERVATION_MARKER) + 1 :]
-    return response
+def trajectory_of(row: AwbRow) -> AwbTrajectory:
+    """The trajectory ``row`` holds: every turn up to its own."""
+    texts = row.turn_texts
+    responses = row.data["response"]
+    read = [read_turn(text) for text in texts]
+    turns = tuple(
+        Turn(
+            turn.action if turn is not None else text,
+            read_observation(responses[i]) if i < len(responses) else "",
+        )
+        for i, (text, turn) in enumerate(zip(texts, read, strict=True))
+    )
+    first = read[0]
+    return AwbTrajectory(
+        task=row.task,
+        id=row.data["id"],
+        system_str=row.data["system_str"],
+        turns=turns,
+        prompt_texts=tuple(texts),
+        instruction=row.instruction,
+        sections=first.sections if first is not None else (),
+        total_turns=int(row.data["total_turns"]),
+        fences=tuple(turn.fence if turn is not None else None for turn in read),
+    )
 
 
 def awb_rows_to_trajectories(rows: Iterable[AwbRow]) -> list[AwbTrajectory]:
@@ -260,24 +334,18 @@ def awb_rows_to_trajectories(rows: Iterable[AwbRow]) -> list[AwbTrajectory]:
         key = row.trajectory_key
         if key not in latest or row.turn_idx > latest[key].turn_idx:
             latest[key] = row
-    trajectories = []
-    for row in latest.values():
-        prompts, responses = row.data["prompt"], row.data["response"]
-        turns = []
-        initial_state: str | None = None
-        for i in range(row.turn_idx):
-            state, action = _unrender_prompt(prompts[i])
-            if i == 0:
-                initial_state = state
-            observation = _unrender_response(responses[i]) if i < len(responses) else ""
-            turns.append(Turn(action, observation))
-        trajectories.append(
-            AwbTrajectory(
-                task=row.task,
-                id=row.data["id"],
-                system_str=row.data["system_str"],
-                initial_state=initial_state,
-                turns=tuple(turns),
-            )
-        )
-    return trajectories
+    return [trajectory_of(row) for row in latest.values()]
+
+
+def infer_messages(row: Mapping[str, Any]) -> list[Message]:
+    """The world-model request for one row, built as ``eval.py infer`` builds it."""
+    turn = int(row["turn_idx"]) - 1
+    prompts, responses = list(row.get("prompt", [])), list(row.get("response", []))
+    messages: list[Message] = []
+    if row.get("system_str"):
+        messages.append({"role": "system", "content": str(row["system_str"])})
+    for prompt, response in zip(prompts[:turn], responses[:turn], strict=False):
+        messages.append({"role": "user", "content": prompt})
+        messages.append({"role": "assistant", "content": response})
+    messages.append({"role": "user", "content": prompts[turn]})
+    return messages

@@ -8,7 +8,6 @@ simulated page the way the agent "sees" it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from simulator.render._page import esc, page
@@ -76,26 +75,6 @@ class OutlineNode:
     ident: str = ""  # the agent-facing id: BrowserGym bid or Playwright ref
     props: list[tuple[str, str]] = field(default_factory=list)
     children: list[OutlineNode] = field(default_factory=list)
-
-
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", re.DOTALL)
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
-
-
-def _unescape_one(match: re.Match[str]) -> str:
-    code = match[1]
-    if len(code) > 1:
-        value = int(code[1:], 16)
-        return chr(value) if value <= 0x10FFFF else match[0]
-    return _SIMPLE_ESCAPES.get(code, code)
-
-
-def unquote(quoted: str) -> str:
-    """The text of a Python-repr or YAML double-quoted string, escapes decoded.
-
-    Written out rather than evaluated: the text is model output.
-    """
-    return _ESCAPE.sub(_unescape_one, quoted[1:-1])
 
 
 def add_node(

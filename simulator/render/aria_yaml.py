@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from simulator.render._outline import OutlineNode, add_node, render_outline, unquote
+from simulator.quoting import unquote
+from simulator.render._outline import OutlineNode, add_node, render_outline
 from simulator.render._page import preformatted
 
 _KEY = re.compile(

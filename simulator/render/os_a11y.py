@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import re
 
-from simulator.render._outline import unquote
+from simulator.quoting import QUOTED, unquote
 from simulator.render._page import preformatted
 from simulator.render._screen import Box, render_screen
 from simulator.render._xml import DECLARATIONS, REFUSED_NOTE, parse_xml
 
 _PAIR = re.compile(r"\(\s*(-?\d{1,7})\s*,\s*(-?\d{1,7})\s*\)")
-_QUOTED = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 _TREE_LINE = re.compile(
-    rf"(?P<role>[^\s'\"(]+(?: [^\s'\"(]+)*?)(?:\s+(?P<name>{_QUOTED}))?"
+    rf"(?P<role>[^\s'\"(]+(?: [^\s'\"(]+)*?)(?:\s+(?P<name>{QUOTED}))?"
     r"(?:\s*\(\s*(?P<x>-?\d{1,7}),\s*(?P<y>-?\d{1,7}),\s*(?P<w>\d{1,7}),\s*(?P<h>\d{1,7})\s*\))?\s*$"
 )
 

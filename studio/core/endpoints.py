@@ -11,12 +11,10 @@ Qwen-AgentWorld was trained on the ``agentworld`` layout.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from simulator.backends.openai_http import chat_completions_url
 from simulator.types import PROMPT_LAYOUTS, PromptLayout
 
 if TYPE_CHECKING:
@@ -47,6 +45,9 @@ def describe_spec(spec: dict[str, Any]) -> str:
     backend posts to settles which one a deployment really uses.
     """
     if spec["kind"] == "openai":
+        # Imported here so that starting Django never pays for the backends' imports.
+        from simulator.backends.openai_http import chat_completions_url
+
         return f"{chat_completions_url(spec['base_url'])} ({spec.get('model', '')})"
     if spec["kind"] == "local":
         return f"local: {spec.get('model_path') or 'embedded SmolLM2-135M-Instruct'}"
@@ -93,13 +94,15 @@ def official_system_template(domain: str) -> str | None:
 
     A deployment that points ``STUDIO_AGENTWORLD_PROMPTS`` at a Qwen-AgentWorld
     checkout's ``prompts/`` folder runs agentworld-layout episodes on the
-    model's own system prompts; a domain without one keeps the studio's prompt.
+    model's own system prompts; a domain without one keeps the studio's prompt
+    (logged, so a misplaced folder is noticed) rather than failing its steps.
     """
     if not settings.AGENTWORLD_PROMPTS:
         return None
-    path = Path(settings.AGENTWORLD_PROMPTS) / domain / "system_prompt.txt"
+    from simulator.official_prompts import OfficialPrompts, PromptFileError  # as default_backend
+
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        logger.warning("no official system prompt for %s at %s", domain, path)
+        return OfficialPrompts(settings.AGENTWORLD_PROMPTS).system_prompt(domain)
+    except PromptFileError as error:
+        logger.warning("no official system prompt for %s: %s", domain, error)
         return None

@@ -279,6 +279,9 @@ def _import_awb(
                     "id": trajectory.id,
                     "system_str": trajectory.system_str,
                     "initial_state": trajectory.initial_state,
+                    "sections": [list(section) for section in trajectory.sections],
+                    "fences": list(trajectory.fences),
+                    "instruction": trajectory.instruction,
                 }
             },
             created_by=_user(user),

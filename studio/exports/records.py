@@ -14,13 +14,13 @@ database details therefore never go into a record.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
 
+from simulator.awb_turns import INSTRUCTION, STATE
 from simulator.episode import StepResult, Timings, Turn, usage_from_dict
 from simulator.errors import InvalidWorld, SimulatorError
 from simulator.formats.awb import REQUIRED_FIELDS, episode_to_awb_rows
@@ -36,6 +36,7 @@ from simulator.world import World as WorldSpec
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.exports.models import Collection, ItemKind
+from studio.traces.awb_rows import trace_rows, trace_world
 from studio.traces.models import Trace, TraceTurn
 from studio.worlds.models import Scenario
 
@@ -265,13 +266,23 @@ def awb_rows(item: EpisodeItem) -> list[dict[str, Any]]:
         task=str(awb.get("task") or f"agentworld/{episode.domain}"),
         trajectory_id=awb.get("id", episode.pk),
         system_str=str(awb["system_str"]) if "system_str" in awb else system_prompt(episode, world),
-        initial_state=awb.get("initial_state", world.initial_observation or None),
+        sections=_first_sections(awb, world),
+        fences=awb.get("fences", []),
+        instruction=str(awb.get("instruction", INSTRUCTION)),
     )
     for row, step in zip(rows, item.steps, strict=True):
         extra = (step.telemetry or {}).get(AWB_KEY)
         if isinstance(extra, dict):
             row.update({k: v for k, v in extra.items() if k not in REQUIRED_FIELDS})
     return rows
+
+
+def _first_sections(awb: dict[str, Any], world: WorldSpec) -> list[tuple[str, str]]:
+    """The first turn's sections: as imported, else the world's initial state."""
+    if "sections" in awb:
+        return [(str(name), str(body)) for name, body in awb["sections"]]
+    initial = awb.get("initial_state", world.initial_observation or None)
+    return [(STATE, initial)] if initial is not None else []
 
 
 def sft_record(item: EpisodeItem, *, include_reasoning: bool) -> dict[str, Any]:
@@ -296,38 +307,8 @@ def bundle_record(scenario: Scenario) -> dict[str, Any]:
 # exporting a trace, importing the file and exporting again gives the same bytes.
 
 
-def trace_world(trace: Trace) -> WorldSpec:
-    world = trace.metadata.get("world")
-    if isinstance(world, dict):
-        try:
-            return WorldSpec.from_dict(world)
-        except InvalidWorld:
-            pass
-    return WorldSpec(
-        domain=trace.domain or "unknown",
-        title=trace.title or "Trace",
-        initial_observation=str(trace.metadata.get("initial_state") or ""),
-    )
-
-
-def _trace_id(trace: Trace) -> Any:
-    try:
-        return json.loads(trace.external_id)
-    except ValueError:
-        return trace.external_id or trace.pk
-
-
 def trace_awb_rows(item: TraceItem) -> list[dict[str, Any]]:
-    trace = item.trace
-    if not item.turns:
-        return []
-    return episode_to_awb_rows(
-        [Turn(t.action, t.observation) for t in item.turns],
-        task=trace.task or f"agentworld/{trace.domain}",
-        trajectory_id=_trace_id(trace),
-        system_str=trace.system_prompt,
-        initial_state=str(trace.metadata.get("initial_state") or "") or None,
-    )
+    return trace_rows(item.trace, item.turns)
 
 
 def trace_sft_record(item: TraceItem, *, include_reasoning: bool) -> dict[str, Any]:

@@ -115,6 +115,28 @@ class TraceTurn(models.Model):
         return f"{self.trace} #{self.index}"
 
 
+class TraceRow(models.Model):
+    """One AgentWorldBench row exactly as imported.
+
+    ``awb export`` writes ``text`` back unchanged, in the file's order
+    (``position`` is its line), so importing a file and exporting it gives the
+    same bytes: no row changed, none added, whatever rows the file held.
+    Re-simulating a turn sends the request eval.py builds from its row.
+    """
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="rows")
+    turn_idx = models.PositiveIntegerField()
+    position = models.PositiveIntegerField(help_text="line in the imported file")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["trace", "position"]
+        indexes = [models.Index(fields=["trace", "turn_idx"])]
+
+    def __str__(self) -> str:
+        return f"{self.trace} row {self.turn_idx}"
+
+
 class SimulationMode(models.TextChoices):
     TEACHER_FORCED = "teacher_forced", "Teacher-forced (real history)"
     FREE_RUNNING = "free_running", "Free-running (simulated history)"

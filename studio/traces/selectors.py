@@ -11,6 +11,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from simulator.anchors import AnchorDiff, compare_anchors
 from simulator.diffing import Diff, diff_observations
+from simulator.domains import ReadAction, get_domain
 from simulator.judge import DIMENSIONS, Agreement, agreement, normalize
 from studio.core.models import Project
 from studio.traces.models import (
@@ -52,6 +53,13 @@ class TurnReview:
     turing: TuringGuess | None
     annotation: Annotation | None
     gui: bool
+    #: The recorded action as the studio reads it (None for a domain it does not know).
+    action: ReadAction | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        """The model stopped at max_tokens: not a malformed answer, a budget too small."""
+        return (self.turn.telemetry or {}).get("finish_reason") == "length"
 
     @property
     def dims(self) -> list[tuple[str, int | None]]:
@@ -72,7 +80,16 @@ def turn_review(*, turn: SimulatedTurn, user: AbstractBaseUser | AnonymousUser) 
         turing=turn.turing_guesses.order_by("-created_at", "-id").first(),
         annotation=Annotation.objects.filter(simulated_turn=turn, user_id=user.pk or 0).first(),
         gui=domain in GUI_DOMAINS,
+        action=_read_action(domain, turn.turn.action),
     )
+
+
+def _read_action(domain_name: str, raw: str) -> ReadAction | None:
+    try:
+        domain = get_domain(domain_name)
+    except KeyError:
+        return None
+    return domain.read_action(raw)
 
 
 def annotation_queue(*, project: Project) -> QuerySet[SimulatedTurn]:

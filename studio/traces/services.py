@@ -21,10 +21,9 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from simulator.awb_eval import RecordedTurn, SimulatedTurnResult, simulate_trace
-from simulator.awb_turns import INSTRUCTION, STATE, render_observation, render_turn
 from simulator.backends import create_backend
 from simulator.errors import FormatError
-from simulator.formats.awb import AwbRow, awb_rows_to_trajectories, iter_awb
+from simulator.formats.awb import AwbRow, iter_awb
 from simulator.formats.trajectory import EpisodeRecord, iter_trajectories
 from simulator.judge import (
     DIMENSIONS,
@@ -36,10 +35,11 @@ from simulator.judge import (
     turing_messages,
 )
 from simulator.perturbations import Perturbation
-from simulator.world import World
+from simulator.types import Sampling
 from studio.core.endpoints import default_endpoint_spec, describe_spec
 from studio.core.models import Membership, ModelEndpoint, Project, Role
 from studio.lib.channels import send_to_group
+from studio.traces.awb_rows import project_lines, trace_fields, trace_world, turn_row
 from studio.traces.models import (
     Annotation,
     ImportJob,
@@ -49,6 +49,7 @@ from studio.traces.models import (
     Simulation,
     SimulationStatus,
     Trace,
+    TraceRow,
     TraceSource,
     TraceTurn,
     TuringGuess,
@@ -97,11 +98,26 @@ def _ends_with_newline(path: Path) -> bool:
 
 
 def content_hash(
-    domain: str, system_prompt: str, turns: list[tuple[str, str, str]], initial: str
+    domain: str,
+    system_prompt: str,
+    turns: list[tuple[str, str, str]],
+    initial: str,
+    identity: str = "",
 ) -> str:
-    """Identity of a trace's content: equal content hashes alike whatever its ids."""
+    """Identity of a trace's content: the same file imported twice makes one trace.
+
+    ``identity`` is what the record itself names it by (an AgentWorldBench
+    ``task`` and ``id``): two benchmark rows with equal turns but different ids
+    are two records, and each must come back out of an export.
+    """
     canonical = json.dumps(
-        {"domain": domain, "system": system_prompt, "initial": initial, "turns": turns},
+        {
+            "domain": domain,
+            "system": system_prompt,
+            "initial": initial,
+            "turns": turns,
+            "identity": identity,
+        },
         sort_keys=True,
         ensure_ascii=False,
     )
@@ -166,29 +182,6 @@ def _awb_check(
     return errors, {line for _, line in latest.values()}
 
 
-def _awb_trace_fields(row: AwbRow) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    (trajectory,) = awb_rows_to_trajectories([row])
-    prompts = list(row.data["prompt"])
-    texts = [p.removesuffix(INSTRUCTION) for p in prompts[: len(trajectory.turns)]]
-    turns = [
-        {"action": t.action, "observation": t.observation, "prompt_text": texts[i]}
-        for i, t in enumerate(trajectory.turns)
-    ]
-    fields = {
-        "domain": trajectory.domain,
-        "source": TraceSource.AWB,
-        "task": trajectory.task,
-        "external_id": json.dumps(trajectory.id),
-        "title": f"{trajectory.task} #{trajectory.id}",
-        "system_prompt": trajectory.system_str,
-        "metadata": {
-            "initial_state": trajectory.initial_state or "",
-            "total_turns": row.data["total_turns"],
-        },
-    }
-    return fields, turns
-
-
 def _trajectory_trace_fields(record: EpisodeRecord) -> tuple[dict[str, Any], list[dict[str, str]]]:
     world = record.world
     meta = dict(record.metadata)
@@ -213,9 +206,26 @@ def _trajectory_trace_fields(record: EpisodeRecord) -> tuple[dict[str, Any], lis
     return fields, turns
 
 
-def _save_trace(job: ImportJob, fields: dict[str, Any], turns: list[dict[str, str]]) -> bool:
-    """Save one trace unless its content is already in the project; True when created."""
-    return _trace_get_or_create(job.project, job, fields, turns)[1]
+def _store_rows(path: Path, created: dict[tuple[str, str], Trace], skip: set[int]) -> None:
+    """Keep every row of the traces this import created, as read (pass 3, batched)."""
+    batch: list[TraceRow] = []
+    for item in iter_awb(path):
+        if isinstance(item, FormatError) or item.line in skip:
+            continue
+        trace = created.get(item.trajectory_key)
+        if trace is not None:
+            batch.append(
+                TraceRow(
+                    trace=trace,
+                    turn_idx=item.turn_idx,
+                    position=item.line or 0,
+                    text=item.text or item.dumps(),
+                )
+            )
+        if len(batch) >= 500:
+            TraceRow.objects.bulk_create(batch)
+            batch = []
+    TraceRow.objects.bulk_create(batch)
 
 
 def _trace_get_or_create(
@@ -226,6 +236,7 @@ def _trace_get_or_create(
         fields["system_prompt"],
         [(t["prompt_text"], t["action"], t["observation"]) for t in turns],
         fields["metadata"].get("initial_state", ""),
+        f"{fields['task']}#{fields['external_id']}" if fields["source"] == TraceSource.AWB else "",
     )
     existing = Trace.objects.filter(project=project, content_hash=digest).first()
     if existing is not None:
@@ -288,6 +299,7 @@ def import_run(*, job_id: int, publish: Progress | None = None) -> ImportJob:
             iter_awb(path) if job.source == TraceSource.AWB else iter_trajectories(path)
         )
         bad_lines = {e["line"] for e in errors}
+        created: dict[tuple[str, str], Trace] = {}
         for number, item in enumerate(records, start=1):
             if isinstance(item, FormatError):
                 continue
@@ -295,14 +307,19 @@ def import_run(*, job_id: int, publish: Progress | None = None) -> ImportJob:
                 report(item.line or 0)
                 if item.line not in chosen or item.line in bad_lines:
                     continue
-                fields, turns = _awb_trace_fields(item)
+                fields, turns = trace_fields(item)
             else:
                 report(number)
                 fields, turns = _trajectory_trace_fields(item)
-            if _save_trace(job, fields, turns):
-                job.traces_created += 1
-            else:
+            trace, is_new = _trace_get_or_create(job.project, job, fields, turns)
+            if not is_new:
                 job.duplicates += 1
+                continue
+            job.traces_created += 1
+            if isinstance(item, AwbRow):
+                created[item.trajectory_key] = trace
+        if created:
+            _store_rows(path, created, bad_lines)
         job.status = ImportStatus.DONE
         skipped = f", {len(bad_lines)} bad line(s) skipped" if errors else ""
         job.message = f"Imported {job.traces_created} trace(s); {job.duplicates} duplicate(s) skipped{skipped}."
@@ -391,20 +408,15 @@ def simulation_create(
     return simulation
 
 
-def trace_world(trace: Trace) -> World:
-    if "world" in trace.metadata:
-        return World.from_dict(trace.metadata["world"])
-    return World(
-        domain=trace.domain,
-        title=trace.title,
-        initial_observation=trace.metadata.get("initial_state", ""),
-    )
-
-
 def _turn_fields(outcome: SimulatedTurnResult) -> dict[str, Any]:
     real = [v.to_dict() for v in outcome.real_verifiers]
+    notes = list(outcome.action_notes)  # what the studio could not validate in the action
     if outcome.result is None:
-        return {"error": f"{outcome.error_kind}: {outcome.error}", "real_verifiers": real}
+        return {
+            "error": f"{outcome.error_kind}: {outcome.error}",
+            "real_verifiers": real,
+            "telemetry": {"action_notes": notes},
+        }
     result = outcome.result
     return {
         "observation": result.observation,
@@ -416,6 +428,7 @@ def _turn_fields(outcome: SimulatedTurnResult) -> dict[str, Any]:
             "completion_tokens": result.usage.completion_tokens,
             "cached_tokens": result.usage.cached_tokens,
             "finish_reason": result.finish_reason,
+            "action_notes": notes,
         },
         "firings": [f.to_dict() for f in result.firings],
         "verifiers": [v.to_dict() for v in result.verifiers],
@@ -437,10 +450,13 @@ def simulation_run(*, simulation_id: int) -> Simulation:
     turns = list(trace.turns.all())
     perturbations: tuple[Perturbation, ...] = ()
     seed = 0
+    sampling: Sampling | None = None  # eval.py's, unless the scenario sets its own
     if simulation.scenario is not None:
         spec = simulation.scenario.spec
         perturbations = tuple(Perturbation.from_dict(p) for p in spec.get("perturbations", []))
         seed = int(spec.get("seed", 0))
+        if spec.get("sampling"):
+            sampling = Sampling.from_dict(spec["sampling"])
     by_index = {t.index: t for t in turns}
 
     def save(outcome: SimulatedTurnResult) -> None:
@@ -456,17 +472,22 @@ def simulation_run(*, simulation_id: int) -> Simulation:
     # a queue and are saved here, so the database is only touched from this thread.
     outcomes: queue.Queue[SimulatedTurnResult | BaseException | None] = queue.Queue()
 
+    rows = (
+        [turn_row(trace, t.index) for t in turns] if trace.rows.exists() else None
+    )  # an imported benchmark trace: each request is eval.py's for its row
+
     async def run() -> None:
         backend = create_backend(endpoint_spec(simulation.endpoint))
         try:
             await simulate_trace(
                 trace_world(trace),
-                [RecordedTurn(t.action, t.observation, t.prompt_text) for t in turns],
+                [RecordedTurn(t.action, t.observation) for t in turns],
                 backend,
                 mode=simulation.mode,
                 perturbations=perturbations,
                 seed=seed,
-                system_prompt=trace.system_prompt if trace.source == TraceSource.AWB else None,
+                rows=rows,
+                sampling=sampling,
                 on_turn=outcomes.put,
             )
         finally:
@@ -514,23 +535,7 @@ def simulation_progress_html(simulation: Simulation, total: int) -> str:
 
 def awb_row_for(turn: SimulatedTurn) -> dict[str, Any]:
     """The AgentWorldBench row a simulated turn answers (for the judge's context)."""
-    trace_turns = list(turn.simulation.trace.turns.all())
-    initial = turn.simulation.trace.metadata.get("initial_state") or None
-    prompts = [
-        t.prompt_text
-        or render_turn(
-            t.index, t.action, sections=[(STATE, initial)] if t.index == 1 and initial else []
-        )
-        for t in trace_turns
-    ]
-    return {
-        "task": turn.simulation.trace.task or turn.simulation.trace.domain,
-        "id": turn.simulation.trace.external_id,
-        "prompt": prompts[: turn.index],
-        "response": [render_observation(t.observation) for t in trace_turns[: turn.index]],
-        "current_prompt": prompts[turn.index - 1],
-        "turn_idx": turn.index,
-    }
+    return turn_row(turn.simulation.trace, turn.index)
 
 
 def judge_score_save(
@@ -558,6 +563,7 @@ def judge_simulation(
 ) -> int:
     """Judge every simulated turn (rubric scores, or blind A/B guesses); returns how many."""
     from simulator.judge import judged_fields
+    from simulator.types import EVAL_SAMPLING
 
     simulation = Simulation.objects.select_related("trace").get(pk=simulation_id)
     endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first() if endpoint_id else None
@@ -580,8 +586,9 @@ def judge_simulation(
                     raw = await complete(backend, turing_messages(row, a, b))
                     results.append(("A" if real_first else "B", raw))
                 else:
+                    # eval.py's judge sampling; no top_p/top_k (only sent when set).
                     verdict = await judge_messages(
-                        backend, build_judge_messages(row, turn.observation)
+                        backend, build_judge_messages(row, turn.observation), sampling=EVAL_SAMPLING
                     )
                     results.append(judged_fields(verdict, turn.observation))
             return results
@@ -636,7 +643,7 @@ def _awb_simulated_turn(project: Project, row: dict[str, Any], label: str) -> Si
     """The stored simulated turn of an AWB row's ``gen`` (its trace created if missing)."""
     from simulator.judge import extract_observation
 
-    fields, turns = _awb_trace_fields(AwbRow(row))
+    fields, turns = trace_fields(AwbRow(row))
     trace = (
         Trace.objects.filter(
             project=project,
@@ -705,50 +712,15 @@ def awb_store_judged(*, project: Project, rows: list[dict[str, Any]], label: str
     return len(rows)
 
 
-def _trace_awb_rows(trace: Trace) -> list[dict[str, Any]]:
-    from simulator.formats.awb import episode_to_awb_rows
-    from simulator.prompting import system_message
-
-    turns = list(trace.turns.all())
-    if trace.source == TraceSource.AWB and all(t.prompt_text for t in turns):
-        prompts = [t.prompt_text for t in turns]
-        responses = [render_observation(t.observation) for t in turns]
-        identifier = json.loads(trace.external_id)
-        total = int(trace.metadata.get("total_turns", len(turns)))
-        return [
-            {
-                "task": trace.task,
-                "id": identifier,
-                "prompt": [*prompts[: t - 1], prompts[t - 1] + INSTRUCTION],
-                "response": responses[:t],
-                "current_prompt": prompts[t - 1],
-                "system_str": trace.system_prompt,
-                "turn_idx": t,
-                "total_turns": total,
-            }
-            for t in range(1, len(turns) + 1)
-        ]
-    from simulator.episode import Turn
-
-    world = trace_world(trace)
-    return episode_to_awb_rows(
-        [Turn(t.action, t.observation) for t in turns],
-        task=trace.domain,
-        trajectory_id=trace.external_id or trace.pk,
-        system_str=trace.system_prompt
-        or system_message(world, trace.metadata.get("task") or None)["content"],
-        initial_state=trace.metadata.get("initial_state") or None,
-    )
-
-
 def awb_export(*, project: Project, target: Path) -> int:
-    """Write the project's traces as AgentWorldBench JSONL (oldest first); returns the row count."""
-    from simulator.formats.awb import dump_row
+    """Write the project's traces as AgentWorldBench JSONL; returns the row count.
 
+    Imported rows are written back byte for byte in their file's order
+    (:func:`studio.traces.awb_rows.project_lines`).
+    """
     count = 0
     with open(target, "w", encoding="utf-8", newline="") as sink:
-        for trace in Trace.objects.filter(project=project).order_by("created_at", "id"):
-            for row in _trace_awb_rows(trace):
-                sink.write(dump_row(row) + "\n")
-                count += 1
+        for line in project_lines(project):
+            sink.write(line + "\n")
+            count += 1
     return count

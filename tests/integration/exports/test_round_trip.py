@@ -176,7 +176,7 @@ def test_it_produces_awb_rows_an_eval_reader_accepts(tmp_path, project):
     )
     assert check.returncode == 0, check.stderr
     assert "rows: 3 valid, 0 invalid" in check.stdout
-    from simulator.awb_eval import infer_messages
+    from simulator.formats.awb import infer_messages
 
     messages = infer_messages(rows[2].data)
     assert messages[0]["content"] == trace.system_prompt
@@ -197,3 +197,18 @@ def test_it_round_trips_through_the_stable_command_line(tmp_path, project):
 
     assert first.read_bytes() == second.read_bytes()
     assert Collection.objects.get(project__name="Brand new").name == "Copy"
+
+
+def test_benchmark_rows_keep_their_sections_fences_and_instruction_through_episodes(
+    tmp_path, project
+):
+    from tests.integration.traces.awb_layouts import TRAJECTORIES
+
+    full = [t for t in TRAJECTORIES if not t.only_last]
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(line + "\n" for t in full for line in t.lines()), encoding="utf-8")
+    result = import_data(project=project, path=source, collection_name="Rows")
+    out = tmp_path / "out.jsonl"
+    export_to_path(collection=result.collection, format="awb", out=out)
+    exported = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert exported == [row for t in full for row in t.rows()]

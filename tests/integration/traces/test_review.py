@@ -130,6 +130,19 @@ def test_the_judge_scores_every_turn_through_an_openai_endpoint(trace):
         )
         # The replay server answers by turn count; the judge request has one user message.
         assert services.judge_simulation(simulation_id=simulation.pk, endpoint_id=endpoint.pk) == 3
+        bodies = list(server.state.requests)
+    # An OpenAI-compatible judge gets no SGLang-only field and eval.py's sampling.
+    assert len(bodies) == 3
+    for body in bodies:
+        assert set(body) == {
+            "model",
+            "messages",
+            "stream",
+            "stream_options",
+            "max_tokens",
+            "temperature",
+        }
+        assert (body["max_tokens"], body["temperature"]) == (32768, 0.6)
     score = JudgeScore.objects.filter(simulated_turn__index=1).get()
     assert (score.format, score.factuality, score.mean_score, score.total_score) == (
         4,
@@ -178,6 +191,7 @@ def test_awb_infer_judge_score_round_trip_through_the_cli(project, fixtures_dir,
         assert all("<predicted_observation>" in r["gen"] for r in rows)
         assert list(rows[0])[-1] == "gen"
         # Resume: nothing left to do, nothing sent.
+        sent = len(server.state.requests)
         call_command(
             "awb",
             "infer",
@@ -189,8 +203,10 @@ def test_awb_infer_judge_score_round_trip_through_the_cli(project, fixtures_dir,
             server.base_url,
             "--model",
             "m",
+            "--resume",
         )
-        assert "0 row(s) inferred, 3 already done" in capsys.readouterr().out
+        assert "0 row(s) inferred, 3 already done" in capsys.readouterr().err
+        assert len(server.state.requests) == sent
     with start_server_in_thread(ServerOptions(replay=[JUDGE_ANSWER])) as judge:
         call_command(
             "awb",

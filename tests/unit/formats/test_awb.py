@@ -95,7 +95,7 @@ def test_episode_rows_reproduce_the_fixture_rows_exactly():
     t = trajectory[0]
     assert t.domain == "terminal" and t.initial_state == "root@host:/app#"
     assert t.turns[1] == Turn(
-        '```json\n[\n  {\n    "keystrokes": "cd tests\\n",\n    "duration": 0.1\n  }\n]\n```',
+        '[\n  {\n    "keystrokes": "cd tests\\n",\n    "duration": 0.1\n  }\n]',
         "root@host:/app# cd tests\nroot@host:/app/tests#",
     )
     rows = episode_to_awb_rows(
@@ -103,7 +103,9 @@ def test_episode_rows_reproduce_the_fixture_rows_exactly():
         task=t.task,
         trajectory_id=t.id,
         system_str=t.system_str,
-        initial_state=t.initial_state,
+        sections=t.sections,
+        fences=t.fences,
+        instruction=t.instruction,
     )
     assert rows == fixture
     assert [json.dumps(r) for r in rows] == FIXTURE.read_text().splitlines()

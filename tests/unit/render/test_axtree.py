@@ -107,3 +107,41 @@ def test_it_falls_back_to_text_when_empty():
     parsed = parse(render_axtree("  \n"))
 
     assert parsed.find("pre") and parsed.find("p", "note")
+
+
+def test_it_reads_lines_with_the_verifiers_grammar():
+    tree = (
+        "RootWebArea 'Incident', focused\n"
+        "\t[a] Iframe 'Main Content'\n"
+        "\t\t[a198] textbox 'Number' value='INC0010042', required\n"
+        "\t\t[a260] combobox 'Urgency' value='3 - Low', hasPopup='menu', expanded=False\n"
+        "\t\tStaticText 'Priority'\n"
+        "\t\t[a401] generic, live='polite'\n"
+    )
+    root = parse_axtree(tree)[0]
+    (frame,) = root.children
+    number, urgency, text, generic = frame.children
+
+    assert (frame.ident, frame.role, frame.name) == ("a", "Iframe", "Main Content")
+    assert number.props == [("value", "INC0010042"), ("required", "")]
+    assert urgency.props == [("value", "3 - Low"), ("hasPopup", "menu"), ("expanded", "False")]
+    assert (text.ident, text.role, text.name) == ("", "StaticText", "Priority")
+    assert (generic.role, generic.name, generic.props) == ("generic", "", [("live", "polite")])
+    values = [span.text for span in parse(render_axtree(tree)).find("span", "value")]
+    assert values == ["value=INC0010042", "value=3 - Low"]
+
+
+def test_it_reads_webarena_properties_and_nests_space_indented_trees():
+    (root,) = parse_axtree(
+        "[1] RootWebArea 'Dashboard' focused: True\n"
+        "  [1305] combobox 'Search' autocomplete: list expanded: False\n"
+        "    [1306] option 'All'\n"
+    )
+
+    assert root.props == [("focused", "True")]
+    (search,) = root.children
+    assert search.props == [("autocomplete", "list"), ("expanded", "False")]
+    assert [child.ident for child in search.children] == ["1306"]
+    assert (
+        "focused" in parse(render_axtree("[1] RootWebArea 'D' focused: True")).find("li")[0].classes
+    )

@@ -10,14 +10,13 @@ from simulator.awb_eval import (
     RecordedTurn,
     aggregate,
     format_report,
-    infer_messages,
     infer_row,
     read_rows,
     run_rows,
     simulate_trace,
 )
 from simulator.backends import ReplayBackend, ScriptedBackend
-from simulator.formats.awb import read_awb
+from simulator.formats.awb import infer_messages, read_awb
 from simulator.world import World
 
 FIXTURE = (
@@ -153,23 +152,11 @@ async def test_it_runs_rows_concurrently_and_resumes_from_the_output(tmp_path):
 
 async def test_it_simulates_a_trace_teacher_forced_with_the_awb_request_form():
     rows = read_awb(FIXTURE)
-    last = rows[-1].data
-    from simulator.formats.awb import awb_rows_to_trajectories
+    last = rows[-1]
+    from simulator.formats.awb import trajectory_of
 
-    trajectory = awb_rows_to_trajectories(rows)[0]
-    prompts = [
-        p.removesuffix(
-            "\n\nPlease analyze the input above and predict the realistic output/response that the "
-            "environment would produce.\n\nFirst, think step by step. Then, provide the simulated "
-            "environment observation wrapped strictly within the "
-            "<predicted_observation></predicted_observation> tags."
-        )
-        for p in last["prompt"]
-    ]
-    turns = [
-        RecordedTurn(t.action, t.observation, p)
-        for t, p in zip(trajectory.turns, prompts, strict=True)
-    ]
+    trajectory = trajectory_of(last)
+    turns = [RecordedTurn(t.action, t.observation) for t in trajectory.turns]
     world = World(domain="terminal", title="t", initial_observation=trajectory.initial_state or "")
     sent = []
 
@@ -178,10 +165,10 @@ async def test_it_simulates_a_trace_teacher_forced_with_the_awb_request_form():
         return "simulated"
 
     results = await simulate_trace(
-        world, turns, ReplayBackend(answer), mode="teacher_forced", system_prompt=last["system_str"]
+        world, turns, ReplayBackend(answer), rows=[row.data for row in rows]
     )
     assert [r.result.observation for r in results if r.result] == ["simulated"] * 3
-    assert list(sent[2]) == infer_messages(last)
+    assert [list(m) for m in sent] == [infer_messages(row.data) for row in rows]
     assert all(r.real_verifiers for r in results)
 
 
@@ -199,3 +186,31 @@ async def test_it_feeds_simulated_history_when_free_running():
     sent.clear()
     await simulate_trace(world, turns, ReplayBackend(answer), mode="teacher_forced")
     assert sent[1][2]["content"] == "real-1"
+
+
+async def test_it_resumes_only_rows_saved_from_the_same_input_and_can_start_over(tmp_path):
+    rows = [{"task": "terminal", "id": i, "turn_idx": 1, "gen": f"new{i}"} for i in range(3)]
+    out = tmp_path / "judged.jsonl"
+    saved = [{**rows[0], "total_score": 1.0}, {**rows[1], "gen": "stale", "total_score": 2.0}]
+    out.write_text("".join(json.dumps(r) + "\n" for r in saved))
+
+    async def work(row):
+        return {**row, "total_score": 5.0}
+
+    summary = await run_rows(rows, work, output=out, progress=io.StringIO())
+    # Row 1 was saved for another generation: judged again, not reused.
+    assert [r["total_score"] for r in read_rows(out)] == [1.0, 5.0, 5.0]
+    assert summary.skipped == 1
+    summary = await run_rows(rows, work, output=out, progress=io.StringIO(), resume=False)
+    assert summary.skipped == 0
+    assert [r["total_score"] for r in read_rows(out)] == [5.0, 5.0, 5.0]
+
+
+def test_it_loads_a_data_dir_like_eval_py(tmp_path):
+    (tmp_path / "web_test.jsonl").write_text('{"n": 3}\n')
+    (tmp_path / "mcp_test.jsonl").write_text('  {"n": 1}  \n\n   \n{"n": 2}')
+    (tmp_path / "mcp_train.jsonl").write_text('{"n": 99}\n')
+    (tmp_path / "notes.txt").write_text("x")
+    from simulator.awb_eval import load_data
+
+    assert load_data(tmp_path) == [{"n": 1}, {"n": 2}, {"n": 3}]

@@ -49,6 +49,26 @@ def test_it_finds_web_anchors_in_an_accessibility_tree():
     assert not diffs["title"].match and not diffs["url"].match
 
 
+def test_it_reads_accessibility_tree_anchors_with_the_verifiers_grammar():
+    # Real step 2 has three `checkbox 'Add to Cart', checked='false'`: not checked.
+    real = extract_anchors(
+        "web", (FIXTURES / "web" / "webarena_shopping_step2.axtree.txt").read_text()
+    )
+    assert "Add to Cart=" in real["form_values"]
+    assert "\ue615 Search=" in real["form_values"]  # the repr escape is decoded
+    tree = (
+        "RootWebArea \"Emma's Shop\", focused, url='http://shop.example/'\n"
+        "\t[a12] textbox 'Email' value='me@shop.example', focused\n"
+        "\t[a13] checkbox 'Remember me', checked='true'\n"
+        "\t[a14] dialog 'Cookies', modal=True\n"
+    )
+    anchors = extract_anchors("web", tree)
+    assert (anchors["title"], anchors["url"]) == ("Emma's Shop", "http://shop.example/")
+    assert anchors["form_values"] == ["Email=me@shop.example", "Remember me= checked"]
+    assert anchors["focused"] == ["textbox 'Email'"]
+    assert anchors["dialog"] == ["dialog 'Cookies'"]
+
+
 def test_it_finds_android_texts_and_terminal_cwd():
     xml = (FIXTURES / "android" / "uiautomator_youtube_home.xml").read_text()
     anchors = extract_anchors("android", xml)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,16 @@ OBSERVATION_FILES = [
 ]
 
 TAU_BENCH = FIXTURES / "mcp" / "tau_bench_airline_gpt-4o_record0_task0.json"
+WEBARENA_LOG = "web/browsergym_webarena_190_12_shopping.log"
+PLAYWRIGHT_MCP_RESULT = "web/playwright_mcp_saucedemo_products.md"
+
+# In the log, each step's prompt has a "# Current page Accessibility Tree" section:
+# a blank line, the tree, then two blank lines before the next "# " heading.
+_LOG_TREE = re.compile(
+    r"^# Current page Accessibility Tree\n\n(.*?)\n\n\n# ", re.DOTALL | re.MULTILINE
+)
+_LOG_ACTION = re.compile(r" - INFO - action:\n.*?```(.*?)```", re.DOTALL)
+_YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 
 
 def read(relative: str) -> str:
@@ -30,6 +41,21 @@ def terminal_triples() -> list[tuple[str, dict[str, Any]]]:
         (path.name, json.loads(path.read_text(encoding="utf-8")))
         for path in sorted((FIXTURES / "terminal_triples").glob("*.json"))
     ]
+
+
+def webarena_log_trees() -> list[str]:
+    """Every accessibility tree the BrowserGym WebArena log shows the agent, step by step."""
+    return _LOG_TREE.findall(read(WEBARENA_LOG))
+
+
+def webarena_log_actions() -> list[str]:
+    """The action the agent took after each tree of the log (``click("227")``, ...)."""
+    return [action.strip() for action in _LOG_ACTION.findall(read(WEBARENA_LOG))]
+
+
+def playwright_mcp_snapshots() -> list[str]:
+    """The ARIA snapshot YAML blocks of the Playwright-MCP tool result."""
+    return _YAML_BLOCK.findall(read(PLAYWRIGHT_MCP_RESULT))
 
 
 def tau_bench_messages() -> list[dict[str, Any]]:

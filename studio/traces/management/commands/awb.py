@@ -1,14 +1,23 @@
 """``manage.py awb import|infer|judge|score|export``: AgentWorldBench in and out of the studio.
 
-infer/judge/score write and read exactly what Qwen-AgentWorld's ``eval.py``
-does; the logic lives in :mod:`simulator.awb_eval` and :mod:`simulator.judge`.
+``infer``, ``judge`` and ``score`` take every flag of Qwen-AgentWorld's ``eval.py``
+with the same meaning and defaults, and write the same files
+(``<output-dir>/predictions.jsonl``, ``<output-dir>/judged.jsonl``) and the same
+report on stdout, so ``python eval.py`` can be swapped for
+``python manage.py awb``. The studio's extras: ``--concurrency``, ``--resume``,
+``--project`` (store the results for review), the studio's configured model when
+no base URL is given, ``--official-prompts`` for the judge, and the older
+``--input/--output/--endpoint/--model`` spellings. The logic lives in
+:mod:`simulator.awb_eval` and :mod:`simulator.judge`.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
-import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,30 +25,61 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulator.awb_eval import (
     DEFAULT_SAMPLING,
-    ChatClient,
+    RunSummary,
     aggregate,
     format_report,
     infer_row,
+    load_data,
     read_rows,
     run_rows,
 )
 from simulator.backends import create_backend
-from simulator.judge import judge_row
+from simulator.backends.base import Backend
+from simulator.chat_client import ChatClient
+from simulator.judge import JudgePrompts, domain_of, judge_row
+from simulator.official_prompts import OfficialPrompts, PromptFileError
+from simulator.types import Sampling
 from studio.core.endpoints import default_endpoint_spec
 from studio.traces import services
 
+#: The environment variable that sets ``awb judge --official-prompts``.
+PROMPTS_ENV = "STUDIO_AGENTWORLD_PROMPTS"
+
 
 def _spec(url: str | None, model: str | None, key: str | None) -> dict[str, Any]:
+    """An OpenAI-compatible endpoint at ``url``, else the studio's configured model."""
     if url:
-        # eval.py takes ".../v1"; the backend adds /v1/chat/completions itself.
-        url = url.rstrip("/").removesuffix("/v1")
-        return {
-            "kind": "openai",
-            "base_url": url,
-            "model": model or "default",
-            "api_key": key or None,
-        }
-    return default_endpoint_spec()
+        return {"kind": "openai", "base_url": url, "model": model or "default", "api_key": key}
+    spec = default_endpoint_spec()
+    if model and spec["kind"] == "openai":
+        spec["model"] = model
+    return spec
+
+
+def _client(spec: dict[str, Any]) -> Backend | ChatClient:
+    """eval.py's plain chat calls for an OpenAI-compatible endpoint; the backend otherwise."""
+    if spec["kind"] == "openai":
+        return ChatClient(spec["base_url"], spec["model"], spec.get("api_key"))
+    return create_backend(spec)
+
+
+def _output(options: dict[str, Any], name: str) -> Path:
+    """``--output FILE`` if given, else ``<--output-dir>/<name>`` as eval.py writes it."""
+    return Path(options["output"]) if options["output"] else Path(options["output_dir"]) / name
+
+
+def _shared(p: argparse.ArgumentParser, store: str) -> None:
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_SAMPLING.max_tokens)
+    p.add_argument("--temperature", type=float, default=DEFAULT_SAMPLING.temperature)
+    p.add_argument("--output-dir", default="./results", help="Output directory")
+    p.add_argument("--output", help="write this file instead of the one in --output-dir")
+    p.add_argument("--concurrency", type=int, default=8, help="rows in flight at once")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows the output file already holds for the same input, send the rest",
+    )
+    p.add_argument("--project", help=f"also store the {store} in this studio project")
 
 
 class Command(BaseCommand):
@@ -55,33 +95,62 @@ class Command(BaseCommand):
             action="store_true",
             help="import the valid lines of a file with bad ones",
         )
-        p = sub.add_parser("infer", help="add the world model's generation (gen) to each row")
-        p.add_argument("--input", required=True)
-        p.add_argument("--output", required=True)
-        p.add_argument(
-            "--endpoint", help="OpenAI-compatible base URL (default: the studio's model)"
+        p = sub.add_parser("infer", help="Run world model inference")
+        source = p.add_mutually_exclusive_group(required=True)
+        source.add_argument(
+            "--data-dir", help="Path to AgentWorldBench data (its *_test.jsonl files)"
         )
-        p.add_argument("--model")
-        p.add_argument("--api-key", default=os.environ.get("STUDIO_MODEL_API_KEY"))
-        p.add_argument("--concurrency", type=int, default=8)
-        p.add_argument("--max-tokens", type=int, default=DEFAULT_SAMPLING.max_tokens)
-        p.add_argument("--temperature", type=float, default=DEFAULT_SAMPLING.temperature)
+        source.add_argument("--input", help="one JSONL file of rows instead")
         p.add_argument(
-            "--project", help="also store the generations as simulations in this project"
+            "--model-base-url",
+            "--endpoint",
+            dest="model_base_url",
+            help="OpenAI-compatible API base URL, with or without /v1 (default: the studio's model)",
         )
-        p = sub.add_parser("judge", help="score each row's gen against the real observation")
-        p.add_argument("--input", required=True)
-        p.add_argument("--output", required=True)
-        p.add_argument("--judge-endpoint")
-        p.add_argument("--judge-model")
-        p.add_argument("--judge-api-key", default=os.environ.get("OPENAI_API_KEY"))
-        p.add_argument("--concurrency", type=int, default=8)
+        p.add_argument("--model-name", "--model", dest="model_name", help="Model name / ID")
+        p.add_argument(
+            "--model-api-key",
+            "--api-key",
+            dest="model_api_key",
+            default="EMPTY",
+            help="API key (default: EMPTY)",
+        )
+        _shared(p, "generations")
+        p = sub.add_parser("judge", help="Run LLM judge scoring")
+        p.add_argument(
+            "--predictions",
+            "--input",
+            dest="predictions",
+            required=True,
+            help="Path to predictions JSONL",
+        )
+        p.add_argument(
+            "--judge-base-url",
+            "--judge-endpoint",
+            dest="judge_base_url",
+            help="Judge API base URL, with or without /v1 (default: the studio's model)",
+        )
+        p.add_argument("--judge-model", help="Judge model name")
+        p.add_argument(
+            "--judge-api-key", default=None, help="Judge API key (default: OPENAI_API_KEY env)"
+        )
         p.add_argument("--max-retries", type=int, default=3)
-        p.add_argument("--max-tokens", type=int, default=DEFAULT_SAMPLING.max_tokens)
-        p.add_argument("--temperature", type=float, default=DEFAULT_SAMPLING.temperature)
-        p.add_argument("--project", help="also store the scores as judge scores in this project")
-        p = sub.add_parser("score", help="per-domain and overall scores of a judged file")
-        p.add_argument("--input", required=True)
+        p.add_argument(
+            "--official-prompts",
+            default=os.environ.get(PROMPTS_ENV) or None,
+            metavar="DIR",
+            help="the prompts/ folder of a Qwen-AgentWorld checkout: judge with its "
+            f"<domain>/judge_system_prompt.txt files (default: ${PROMPTS_ENV})",
+        )
+        _shared(p, "scores")
+        p = sub.add_parser("score", help="Aggregate scores from judged results")
+        p.add_argument(
+            "--predictions",
+            "--input",
+            dest="predictions",
+            required=True,
+            help="Path to judged JSONL",
+        )
         p = sub.add_parser("export", help="a project's traces as AWB JSONL")
         p.add_argument("--project", required=True)
         p.add_argument("--out", required=True)
@@ -105,39 +174,58 @@ class Command(BaseCommand):
             raise CommandError(job.message)
         self.stdout.write(job.message)
 
-    def _sampling(self, options: dict[str, Any]) -> Any:
-        from dataclasses import replace
-
+    def _sampling(self, options: dict[str, Any]) -> Sampling:
         return replace(
             DEFAULT_SAMPLING, max_tokens=options["max_tokens"], temperature=options["temperature"]
         )
 
-    def do_infer(self, options: dict[str, Any]) -> None:
-        rows = read_rows(options["input"])
-        spec = _spec(options["endpoint"], options["model"], options["api_key"])
-        sampling = self._sampling(options)
+    def _run(
+        self,
+        rows: list[dict[str, Any]],
+        spec: dict[str, Any],
+        options: dict[str, Any],
+        *,
+        work: Callable[[Backend | ChatClient, Mapping[str, Any]], Awaitable[dict[str, Any]]],
+        label: str,
+        output: Path,
+    ) -> RunSummary:
+        """Run ``work(client, row)`` over ``rows`` into ``output`` with the run options."""
 
-        async def run() -> Any:
-            # An OpenAI-compatible endpoint gets eval.py's plain (non-streaming) calls.
-            backend: Any = (
-                ChatClient(spec["base_url"], spec["model"], spec.get("api_key"))
-                if spec["kind"] == "openai"
-                else create_backend(spec)
-            )
+        async def run() -> RunSummary:
+            client = _client(spec)
             try:
                 return await run_rows(
                     rows,
-                    lambda row: infer_row(backend, row, sampling),
-                    output=options["output"],
+                    lambda row: work(client, row),
+                    output=output,
                     concurrency=options["concurrency"],
-                    label="infer",
+                    label=label,
+                    resume=options["resume"],
                 )
             finally:
-                await backend.aclose()
+                await client.aclose()
 
         summary = asyncio.run(run())
-        self.stdout.write(
-            f"{summary.done} row(s) inferred, {summary.skipped} already done, in {summary.seconds:.1f} s"
+        # Status goes to stderr: stdout carries only what eval.py prints.
+        self.stderr.write(
+            f"{summary.done} row(s) {label}, {summary.skipped} already done, "
+            f"in {summary.seconds:.1f} s: {output}"
+        )
+        return summary
+
+    def do_infer(self, options: dict[str, Any]) -> None:
+        rows = (
+            load_data(options["data_dir"]) if options["data_dir"] else read_rows(options["input"])
+        )
+        spec = _spec(options["model_base_url"], options["model_name"], options["model_api_key"])
+        sampling = self._sampling(options)
+        summary = self._run(
+            rows,
+            spec,
+            options,
+            work=lambda client, row: infer_row(client, row, sampling),
+            label="inferred",
+            output=_output(options, "predictions.jsonl"),
         )
         if options["project"]:
             stored = services.awb_store_predictions(
@@ -145,40 +233,54 @@ class Command(BaseCommand):
                 rows=summary.rows,
                 label=str(spec.get("base_url", spec["kind"])),
             )
-            self.stdout.write(f"{stored} generation(s) stored in the studio")
+            self.stderr.write(f"{stored} generation(s) stored in the studio")
+
+    def _judge_prompts(
+        self, options: dict[str, Any], rows: list[dict[str, Any]]
+    ) -> JudgePrompts | None:
+        """The official prompt files' texts, each domain's checked before any call; or None."""
+        if not options["official_prompts"]:
+            return None
+        try:
+            official = OfficialPrompts(options["official_prompts"])
+            for domain in sorted({domain_of(str(r.get("task", "mcp"))) for r in rows}):
+                official.judge_system_prompt(domain)
+            return official.judge_prompts()
+        except PromptFileError as exc:
+            raise CommandError(f"--official-prompts: {exc}") from exc
 
     def do_judge(self, options: dict[str, Any]) -> None:
-        rows = read_rows(options["input"])
-        spec = _spec(options["judge_endpoint"], options["judge_model"], options["judge_api_key"])
+        rows = read_rows(options["predictions"])
+        prompts = self._judge_prompts(options, rows)
+        # eval.py's rule: the flag, else OPENAI_API_KEY, else "EMPTY".
+        key = options["judge_api_key"] or os.environ.get("OPENAI_API_KEY", "EMPTY")
+        spec = _spec(options["judge_base_url"], options["judge_model"], key)
         sampling = self._sampling(options)
-
-        async def run() -> Any:
-            backend = create_backend(spec)
-            try:
-                return await run_rows(
-                    rows,
-                    lambda row: judge_row(
-                        backend, row, max_retries=options["max_retries"], sampling=sampling
-                    ),
-                    output=options["output"],
-                    concurrency=options["concurrency"],
-                    label="judge",
-                )
-            finally:
-                await backend.aclose()
-
-        summary = asyncio.run(run())
-        sys.stdout.write(format_report(aggregate(summary.rows)))
+        summary = self._run(
+            rows,
+            spec,
+            options,
+            work=lambda client, row: judge_row(
+                client,
+                row,
+                prompts=prompts,
+                max_retries=options["max_retries"],
+                sampling=sampling,
+            ),
+            label="judged",
+            output=_output(options, "judged.jsonl"),
+        )
+        self.stdout.write(format_report(aggregate(summary.rows)), ending="")
         if options["project"]:
             stored = services.awb_store_judged(
                 project=services.project_for_cli(options["project"]),
                 rows=summary.rows,
                 label=str(spec.get("base_url", spec["kind"])),
             )
-            self.stdout.write(f"{stored} judge score(s) stored in the studio")
+            self.stderr.write(f"{stored} judge score(s) stored in the studio")
 
     def do_score(self, options: dict[str, Any]) -> None:
-        self.stdout.write(format_report(aggregate(read_rows(options["input"]))), ending="")
+        self.stdout.write(format_report(aggregate(read_rows(options["predictions"]))), ending="")
 
     def do_export(self, options: dict[str, Any]) -> None:
         project = services.project_for_cli(options["project"])
