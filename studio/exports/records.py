@@ -28,11 +28,12 @@ from simulator.formats.bundle import Bundle
 from simulator.formats.sft import episode_to_sft
 from simulator.formats.trajectory import EpisodeRecord
 from simulator.perturbations import Firing
-from simulator.prompting import system_message, with_instructions
+from simulator.prompting import build_messages, system_message, with_instructions
 from simulator.scenario import Scenario as ScenarioSpec
 from simulator.types import Message
 from simulator.verifiers import VerifierResult
 from simulator.world import World as WorldSpec
+from studio.core.endpoints import official_system_template
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.exports.models import Collection, ItemKind
@@ -159,17 +160,43 @@ def request_messages(
     """The request a step was made with, rebuilt as ``simulator.prompting.build_messages`` does."""
     if system is None:
         return []
-    instructions = [
-        str(f.get("details", {}).get("instruction", ""))
-        for f in firings
-        if isinstance(f, dict) and f.get("mode") == "prompted"
-    ]
+    instructions = _instructions(firings)
     messages: list[Message] = [system]
     for turn in history:
         messages.append({"role": "user", "content": turn.action})
         messages.append({"role": "assistant", "content": turn.observation})
     messages.append({"role": "user", "content": with_instructions(action, instructions)})
     return messages
+
+
+def _instructions(firings: list[dict[str, Any]]) -> list[str]:
+    return [
+        str(f.get("details", {}).get("instruction", ""))
+        for f in firings
+        if isinstance(f, dict) and f.get("mode") == "prompted"
+    ]
+
+
+def agentworld_request(
+    episode: Episode, world: WorldSpec, history: list[Turn], step: Step
+) -> list[Message]:
+    """A live step sent in the agentworld layout, rebuilt as the engine built it.
+
+    The official system prompt, when the deployment uses one, is read again
+    from ``STUDIO_AGENTWORLD_PROMPTS``; empty when the world no longer validates.
+    """
+    try:
+        return build_messages(
+            world,
+            history,
+            step.action,
+            instructions=_instructions(step.firings),
+            task=episode.task or None,
+            layout="agentworld",
+            system_template=official_system_template(world.domain),
+        )
+    except (InvalidWorld, SimulatorError):
+        return []
 
 
 def _system(episode: Episode, world: WorldSpec) -> Message | None:
@@ -186,11 +213,12 @@ def step_results(episode: Episode, world: WorldSpec, steps: list[Step]) -> list[
     for step in steps:
         telemetry = step.telemetry or {}
         stored = telemetry.get("messages")
-        messages = (
-            stored
-            if isinstance(stored, list)
-            else request_messages(system, history, step.action, step.firings)
-        )
+        if isinstance(stored, list):
+            messages = stored
+        elif telemetry.get("prompt_layout") == "agentworld":
+            messages = agentworld_request(episode, world, history, step)
+        else:
+            messages = request_messages(system, history, step.action, step.firings)
         results.append(
             StepResult(
                 action=step.action,

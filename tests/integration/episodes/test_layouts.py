@@ -14,6 +14,7 @@ from studio.core.endpoints import official_system_template
 from studio.core.models import ModelEndpoint
 from studio.episodes import services
 from studio.episodes.models import Step
+from studio.exports.records import EpisodeItem, trajectory_record
 from tests.integration.episodes import helpers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,6 +79,9 @@ def test_an_agentworld_endpoint_gets_benchmark_turns_each_request_extending_the_
         assert before[-1]["content"].startswith(after[len(before) - 1]["content"])
     assert all(step.telemetry["prompt_layout"] == "agentworld" for step in steps)
     assert page(user, episode).count("agentworld layout") == 3
+    # An export carries the requests exactly as they were sent.
+    exported = trajectory_record(EpisodeItem(episode, steps))
+    assert [step["messages"] for step in exported["steps"]] == requests
 
 
 def test_the_layout_defaults_by_model_name_and_plain_stays_bare(model_server):
