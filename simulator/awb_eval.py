@@ -40,7 +40,7 @@ from simulator.chat_client import ChatClient
 from simulator.domains.base import Action, Domain
 from simulator.episode import StepResult, Turn
 from simulator.formats.awb import infer_messages
-from simulator.judge import DIMENSIONS, ask, domain_of, extract_observation, normalize
+from simulator.judge import DIMENSIONS, NO_OUTPUT, ask, domain_of, extract_observation, normalize
 from simulator.parsing import split_reasoning
 from simulator.perturbations import Perturbation
 from simulator.types import EVAL_SAMPLING, Message, Sampling
@@ -357,7 +357,7 @@ async def simulate_trace(
     import inspect
 
     from simulator.engine import stream_answer
-    from simulator.errors import MalformedOutput, SimulatorError
+    from simulator.errors import MalformedOutput, OutputCutOff, SimulatorError
     from simulator.perturbations import enforce, firing_indexes, prompted_firings
     from simulator.perturbations.spec import StepContext
     from simulator.prompting import build_messages, with_instructions
@@ -404,13 +404,14 @@ async def simulate_trace(
         started = time.monotonic()
         try:
             answer = await stream_answer(request, backend, started=started)
+            extracted = extract_observation(answer.raw_output)
+            if answer.finish_reason == "length" and extracted == NO_OUTPUT:
+                raise OutputCutOff(request.sampling.max_tokens, answer.usage.completion_tokens)
             if not answer.raw_output.strip():
                 raise MalformedOutput(
                     f"no output from the model (finish_reason={answer.finish_reason!r})"
                 )
-            observation, enforced = enforce(
-                perturbations, indexes, extract_observation(answer.raw_output), ctx
-            )
+            observation, enforced = enforce(perturbations, indexes, extracted, ctx)
             thought = split_reasoning(answer.raw_output)[0]
             result = StepResult(
                 action=turn.action,

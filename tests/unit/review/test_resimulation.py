@@ -112,3 +112,19 @@ async def test_an_action_the_studio_cannot_parse_is_sent_anyway_with_a_note():
     assert result.result is not None and result.error == ""
     assert backend.requests[0].messages[-1]["content"] == "swipe the thing somewhere"
     assert result.action_notes
+
+
+async def test_a_turn_cut_off_by_max_tokens_is_cut_off_not_malformed():
+    from simulator.types import Sampling
+
+    _, results = await resimulate(
+        [
+            "<think>"
+            + "a long thought " * 50
+            + "</think><predicted_observation>x</predicted_observation>"
+        ],
+        sampling=Sampling(max_tokens=8),
+    )
+    assert results[0].result is None
+    assert results[0].error_kind == "OutputCutOff"
+    assert results[0].error.startswith("cut off (max_tokens 8)")
