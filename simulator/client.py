@@ -7,7 +7,8 @@
 
 ``AsyncStudioClient`` drives many environments at once over one pooled
 ``httpx.AsyncClient``. Errors the API answers with (``{"error": {"code",
-"message"}}``) raise :class:`StudioAPIError`; HTTP 429 is retried after its
+"message"}}``) raise :class:`StudioAPIError`; HTTP 429 (rate limited) and 503
+(overloaded: sent before the studio stored anything) are retried after their
 ``Retry-After``. Pure Python (httpx only): no Django, no gymnasium needed.
 """
 
@@ -50,6 +51,10 @@ def _raise_for(response: httpx.Response) -> dict[str, Any]:
             response.status_code, str(error.get("code")), str(error.get("message"))
         )
     raise StudioAPIError(response.status_code, "http_error", response.text[:200])
+
+
+#: Answers that mean "nothing happened, ask again after Retry-After".
+RETRIED = (429, 503)
 
 
 def _retry_after(response: httpx.Response) -> float:
@@ -96,7 +101,7 @@ class StudioEnv:
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         for _ in range(self._retries):
             response = self._http.post(path, json=body)
-            if response.status_code != 429:
+            if response.status_code not in RETRIED:
                 return _raise_for(response)
             time.sleep(_retry_after(response))
         return _raise_for(response)
@@ -187,7 +192,7 @@ class AsyncStudioClient:
     ) -> dict[str, Any]:
         for _ in range(self._retries):
             response = await self._http.request(method, path, json=body)
-            if response.status_code != 429:
+            if response.status_code not in RETRIED:
                 return _raise_for(response)
             await asyncio.sleep(_retry_after(response))
         return _raise_for(response)

@@ -111,7 +111,14 @@ if EMBEDDED:
         }
     }
 else:
-    DATABASES = {"default": database_from_url(env("STUDIO_DATABASE_URL", "postgres:///studio"))}
+    DATABASES = {
+        "default": database_from_url(
+            env("STUDIO_DATABASE_URL", "postgres:///studio"),
+            # Per process: web + workers x (this) must stay under Postgres's max_connections.
+            pool_size=envint("STUDIO_DB_POOL_SIZE", 10),
+            pool_timeout=float(env("STUDIO_DB_POOL_TIMEOUT", "5")),
+        )
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

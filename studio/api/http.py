@@ -7,6 +7,7 @@ PermissionDenied, translated here) and never returns HTML.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import OperationalError, connection
 from django.http import Http404, HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
@@ -28,6 +30,10 @@ from studio.api.tokens import bearer_token
 from studio.episodes.models import Step
 
 MAX_ID = 2**63 - 1
+#: Seconds a client is told to wait when the database pool is exhausted.
+OVERLOAD_RETRY_AFTER_S = 1
+#: Tries at answering for a step that has already run.
+FINISH_ATTEMPTS = 5
 MIN_INT32, MAX_INT32 = -(2**31), 2**31 - 1
 
 ApiView = Callable[..., "HttpResponseBase | AwaitStep"]
@@ -93,18 +99,64 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
         async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
             from studio.episodes.services import step_wait
 
-            result: HttpResponseBase | AwaitStep = await sync_to_async(_as_json_errors(start))(
-                request, **kwargs
-            )
+            result: HttpResponseBase | AwaitStep = await sync_to_async(
+                _or_unavailable(_as_json_errors(start))
+            )(request, **kwargs)
             if not isinstance(result, AwaitStep):
                 return result
+            # The wait may be long: give the connection back to the pool meanwhile.
+            await sync_to_async(_release_connection)()
             step = await step_wait(result.step_id, result.timeout)
-            response: HttpResponseBase = await sync_to_async(_as_json_errors(result.then))(step)
-            return response
+            return await _finish(result, step)
 
         return wrapper
 
     return decorate
+
+
+def _release_connection() -> None:
+    """Give this request thread's connection back to the pool (looked up in the thread)."""
+    connection.close()
+
+
+async def _finish(result: AwaitStep, step: Step) -> HttpResponseBase:
+    """The answer for a finished step, waiting out a busy pool rather than failing fast.
+
+    The step has run: a 503 here would make a client send its action again, so
+    this waits for a connection several times before it gives up.
+    """
+    then = sync_to_async(_as_json_errors(result.then))
+    for _ in range(FINISH_ATTEMPTS - 1):
+        try:
+            response: HttpResponseBase = await then(step)
+            return response
+        except OperationalError:
+            await asyncio.sleep(OVERLOAD_RETRY_AFTER_S)
+    last: HttpResponseBase = await sync_to_async(_or_unavailable(_as_json_errors(result.then)))(
+        step
+    )
+    return last
+
+
+def _overloaded() -> JsonResponse:
+    return error_response(
+        503,
+        "overloaded",
+        "The studio is busy (no database connection is free); retry shortly",
+        {"Retry-After": str(OVERLOAD_RETRY_AFTER_S)},
+    )
+
+
+def _or_unavailable(call: Callable[..., Any]) -> Callable[..., Any]:
+    """``call``, answering 503 with ``Retry-After`` when no database connection is free."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except OperationalError:
+            return _overloaded()
+
+    return run
 
 
 def _as_json_errors(call: Callable[..., Any]) -> Callable[..., Any]:

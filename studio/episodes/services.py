@@ -13,12 +13,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -36,6 +36,8 @@ from studio.episodes.models import (
 from studio.lib.channels import send_to_group
 from studio.lib.tasks import dispatch
 from studio.worlds.models import Scenario, WorldRevision
+
+T = TypeVar("T")
 
 User = AbstractBaseUser | AnonymousUser | None
 
@@ -371,7 +373,7 @@ async def step_wait(step_id: int, timeout: float) -> Step:
     re-reads the row with backoff, so it works whatever the channel layer does
     (embedded, Redis, or a message dropped over capacity).
     """
-    get = sync_to_async(lambda: Step.objects.select_related("episode").get(pk=step_id))
+    get = sync_to_async(lambda: _released(Step.objects.select_related("episode").get(pk=step_id)))
     step = await get()
     if step.status in FINISHED:
         return step
@@ -398,6 +400,13 @@ async def step_wait(step_id: int, timeout: float) -> Step:
     finally:
         if layer is not None:
             await layer.group_discard(group, channel)
+
+
+def _released(value: T) -> T:
+    """``value``, after giving this thread's pooled connection back: waits hold none."""
+    if connection.settings_dict.get("OPTIONS", {}).get("pool"):
+        connection.close()
+    return value
 
 
 async def _next_step_message(layer: Any, channel: str, step_id: int) -> None:

@@ -29,8 +29,18 @@ def envlist(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def database_from_url(url: str) -> dict[str, object]:
-    """Django DATABASES entry for a ``postgres://user:pass@host:port/name`` URL."""
+def database_from_url(
+    url: str, *, pool_size: int = 10, pool_timeout: float = 5.0
+) -> dict[str, object]:
+    """Django DATABASES entry for a ``postgres://user:pass@host:port/name`` URL.
+
+    Connections come from a psycopg pool of at most ``pool_size`` per process:
+    Django's ASGI handler gives every concurrent request a thread of its own,
+    and with persistent per-thread connections 64 waiting API calls meant 64
+    connections, past Postgres's ``max_connections``. A request that finds the
+    pool empty waits ``pool_timeout`` seconds, then fails with OperationalError,
+    which the API answers with 503 and ``Retry-After``.
+    """
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql"}:
         raise ValueError(f"STUDIO_DATABASE_URL must be a postgres:// URL, not {parts.scheme}://")
@@ -41,6 +51,7 @@ def database_from_url(url: str) -> dict[str, object]:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": parts.hostname or "",
         "PORT": str(parts.port or ""),
-        "CONN_MAX_AGE": 60,
-        "CONN_HEALTH_CHECKS": True,
+        # The pool keeps connections open; Django must not also keep one per thread.
+        "CONN_MAX_AGE": 0,
+        "OPTIONS": {"pool": {"min_size": 1, "max_size": pool_size, "timeout": pool_timeout}},
     }

@@ -15,12 +15,20 @@ class FakeStudio:
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
         self.limited = 0
+        self.overloaded = 0
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content) if request.content else {}
         self.requests.append((request.method, request.url.path, body))
         assert request.headers["Authorization"] == "Bearer wst_test"
         path = request.url.path
+        if self.overloaded:
+            self.overloaded -= 1
+            return httpx.Response(
+                503,
+                headers={"Retry-After": "0"},
+                json={"error": {"code": "overloaded", "message": "busy"}},
+            )
         if self.limited:
             self.limited -= 1
             return httpx.Response(
@@ -105,6 +113,17 @@ def test_rate_limits_are_waited_out():
     observation, _ = env.reset(seed=1)
 
     assert observation == "$ " and len(studio.requests) == 3
+
+
+async def test_an_overloaded_studio_is_asked_again_after_retry_after():
+    studio = FakeStudio()
+    studio.overloaded = 2
+    async with AsyncStudioClient(
+        "http://studio", "wst_test", transport=httpx.MockTransport(studio)
+    ) as client:
+        env_id, _, _ = await client.create(3, seed=1)
+
+    assert env_id == 5 and len(studio.requests) == 3
 
 
 async def test_the_async_client_drives_many_envs():
