@@ -15,10 +15,14 @@ protocol test server (``python -m simulator.serve --latency-ms 50``, a separate 
 
 1. raw: N coroutines posting chat completions straight to the test server with one pooled
    client (the ceiling), then studio: N sessions through ``AsyncStudioClient``, each
-   ``create`` (reset) once, then ``step`` in a loop (re-creating after an error that loses
-   the session). P2 = studio steps/s ÷ raw requests/s, both measured in this run.
+   ``create`` (reset) once, then ``step`` in a loop (resetting again while it has no
+   session; 0.5 s pause after any failed call). P2 = studio steps/s ÷ raw requests/s,
+   both measured in this run, steps counted when they complete inside the window.
 2. calls that failed, by kind (HTTP status and error code, timeout, connection error),
-   for resets and steps; calls still in flight when the window ends are cut, not failed.
+   for resets and steps, with the server-side errors found in the studio's logs (Postgres
+   "too many clients", HTTP 500s, Celery tasks that raised). Steps started in the window
+   count for the success rate when they end (ok or not) within a grace period after it;
+   the rest are reported as cut.
 3. CPU milliseconds per completed step of each studio process during the measured
    window: user+system time from /proc (through psutil) before and after, for the web
    process, each Celery worker (main process + pool children), Redis, and Postgres
@@ -77,6 +81,7 @@ from tests.integration.stack import (  # noqa: E402
 )
 
 LATENCY_MS = 50
+BACKOFF_S = 0.5  # after a failed call, before the next one (a trainer would back off too)
 SETUP = """
 import json
 from tests.integration.api.factories import make_project, make_scenario, make_user
@@ -206,6 +211,7 @@ def production(
         yield stack
     finally:
         stack.close()
+        shutil.rmtree(var_dir, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- CPU and memory
@@ -315,11 +321,15 @@ class Phase:
     errors: Counter[str] = field(default_factory=Counter)
     resets_ok: int = 0
     reset_errors: Counter[str] = field(default_factory=Counter)
-    cut: int = 0  # in flight when the window ended
+    late: int = 0  # steps started in the window that completed after it
+    cut: int = 0  # in flight when the window ended (after a grace period)
+    opened: int = 0  # sessions opened before the window
+    logged: Counter[str] = field(default_factory=Counter)  # server-side errors in the logs
     ramp_s: float = 0.0
     idle_rss: int = 0  # bytes grown while the sessions were opened
     cpu: dict[str, float] = field(default_factory=dict)
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    window_s: float = 0.0  # between the CPU snapshots
 
     @property
     def rate(self) -> float:
@@ -350,7 +360,7 @@ async def raw_phase(base_url: str, n: int, seconds: float, timeout: float) -> Ph
                     response.raise_for_status()
                 except Exception as exc:  # counted, then the loop goes on
                     phase.errors[error_kind(exc)] += 1
-                    await asyncio.sleep(0.1)
+                    await asyncio.sleep(BACKOFF_S)
                     continue
                 if time.monotonic() <= deadline:
                     phase.done += 1
@@ -383,7 +393,7 @@ async def studio_phase(
                 phase.resets_ok += 1
             except Exception as exc:
                 phase.reset_errors[error_kind(exc)] += 1
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(BACKOFF_S)
 
         # Open the N sessions (nothing stepped yet): the idle memory they take.
         rss_before = procs.rss()
@@ -391,9 +401,11 @@ async def studio_phase(
         await asyncio.gather(*(reset(i) for i in range(n)))
         phase.ramp_s = time.monotonic() - started
         phase.idle_rss = procs.rss() - rss_before
+        phase.opened = phase.resets_ok
 
         cpu_before = procs.cpu()
-        deadline = time.monotonic() + seconds
+        window_started = time.monotonic()
+        deadline = window_started + seconds
 
         async def session(i: int) -> None:
             step = 0
@@ -409,14 +421,17 @@ async def studio_phase(
                     phase.errors[error_kind(exc)] += 1
                     if isinstance(exc, StudioAPIError) and exc.status in (404, 410):
                         env_ids[i] = None
-                    await asyncio.sleep(0.1)
+                    await asyncio.sleep(BACKOFF_S)
                     continue
                 if time.monotonic() <= deadline:
                     phase.done += 1
+                else:
+                    phase.late += 1
 
         tasks = [asyncio.ensure_future(session(i)) for i in range(n)]
         await asyncio.sleep(seconds)
         cpu_after = procs.cpu()
+        phase.window_s = time.monotonic() - window_started
         phase.load = os.getloadavg()
         phase.cpu = {kind: cpu_after[kind] - cpu_before.get(kind, 0.0) for kind in cpu_after}
         phase.cut = await _finish(tasks, min(timeout, 10.0))
@@ -432,6 +447,27 @@ async def studio_phase(
                 task.cancel()
             await asyncio.gather(*closing, return_exceptions=True)
     return phase
+
+
+LOGGED = {
+    "too many clients": "Postgres: too many clients",
+    "Internal Server Error": "HTTP 500 logged",
+    "raised unexpected": "Celery task raised",
+}
+
+
+def scan_logs(var_dir: Path, seen: dict[str, int]) -> Counter[str]:
+    """Server-side errors in the stack's logs since the last scan (``seen``: offsets)."""
+    found: Counter[str] = Counter()
+    for path in sorted(var_dir.glob("*.log")):
+        with path.open("rb") as log:
+            log.seek(seen.get(path.name, 0))
+            text = log.read().decode(errors="replace")
+            seen[path.name] = log.tell()
+        for needle, label in LOGGED.items():
+            if text.count(needle):
+                found[label] += text.count(needle)
+    return found
 
 
 # ---------------------------------------------------------------- report
@@ -454,9 +490,9 @@ def report(rows: list[Row], cores: int) -> None:
           f"{'step ok %':>11}{'reset ok %':>12}{'load 1m':>9}")  # fmt: skip
     for row in rows:
         s = row.studio
-        attempted = s.done + sum(s.errors.values())
+        attempted = s.done + s.late + sum(s.errors.values())
         resets = s.resets_ok + sum(s.reset_errors.values())
-        ok = 100.0 * s.done / attempted if attempted else float("nan")
+        ok = 100.0 * (s.done + s.late) / attempted if attempted else float("nan")
         reset_ok = 100.0 * s.resets_ok / resets if resets else float("nan")
         print(f"{row.mode:<11}{s.n:>6}{row.raw.rate:>11.1f}{s.rate:>16.1f}"
               f"{s.rate / row.raw.rate if row.raw.rate else float('nan'):>8.3f}"
@@ -467,6 +503,8 @@ def report(rows: list[Row], cores: int) -> None:
         s = row.studio
         print(f"  {row.mode:<11}{s.n:>5}: steps: {_errors(s.errors)}; resets: "
               f"{_errors(s.reset_errors)}; cut {s.cut}  [raw: {_errors(row.raw.errors)}]")  # fmt: skip
+        if s.logged:
+            print(f"  {'':<11}{'':>5}  in the studio's logs: {_errors(s.logged)}")
     print()
     print("CPU ms per completed step, by process (during the studio window):")
     kinds: list[str] = []
@@ -484,22 +522,32 @@ def report(rows: list[Row], cores: int) -> None:
                 cells.append(f"{1000 * s.cpu[kind] / s.done:>12.1f}")
         print(f"  {kind:<22}{''.join(cells)}")
     studio_cells = []
+    other_cells = []
     busy_cells = []
+    cores_cells = []
     for row in rows:
         s = row.studio
         own = sum(v for k, v in s.cpu.items() if not k.startswith("("))
+        others = s.cpu.get("(whole machine)", 0.0) - sum(
+            v for k, v in s.cpu.items() if k != "(whole machine)"
+        )
         studio_cells.append(f"{1000 * own / s.done:>12.1f}" if s.done else f"{'-':>12}")
-        busy = s.cpu.get("(whole machine)", 0.0) / (s.seconds * cores)
+        other_cells.append(f"{1000 * others / s.done:>12.1f}" if s.done else f"{'-':>12}")
+        window = s.window_s or s.seconds
+        busy = s.cpu.get("(whole machine)", 0.0) / (window * cores)
         busy_cells.append(f"{100 * busy:>11.0f}%")
+        cores_cells.append(f"{own / window:>12.2f}")
     print(f"  {'= studio total':<22}{''.join(studio_cells)}")
-    print(f"  {'machine busy (cores)':<22}{''.join(busy_cells)}")
+    print(f"  {'(everything else)':<22}{''.join(other_cells)}")
+    print(f"  {'studio CPU, cores':<22}{''.join(cores_cells)}")
+    print(f"  {f'machine busy ({cores} cores)':<22}{''.join(busy_cells)}")
     print()
     print("memory per idle session (RSS growth of web + workers while opening N, / N):")
     for row in rows:
         s = row.studio
-        per = s.idle_rss / s.resets_ok / 1024 if s.resets_ok else float("nan")
+        per = s.idle_rss / s.opened / 1024 if s.opened else float("nan")
         print(f"  {row.mode:<11}{s.n:>5}: {per:8.1f} KiB/session "
-              f"({s.idle_rss / 2**20:+.1f} MiB for {s.resets_ok} opened in {s.ramp_s:.1f} s)")  # fmt: skip
+              f"({s.idle_rss / 2**20:+.1f} MiB for {s.opened} opened in {s.ramp_s:.1f} s)")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
@@ -521,6 +569,8 @@ def measure(
         studio_phase(stack.base_url, data["token"], data["scenario"], 4, 2.0, timeout, procs)
     )
     rows = []
+    seen: dict[str, int] = {}
+    scan_logs(stack.var_dir, seen)
     for n in sizes:
         raw = asyncio.run(raw_phase(model_url, n, seconds, timeout))
         print(f"  {mode} N={n}: raw {raw.rate:.1f} req/s (load {raw.load[0]:.2f})", flush=True)
@@ -532,6 +582,7 @@ def measure(
         print(f"  {mode} N={n}: studio {studio.rate:.1f} steps/s, {sum(studio.errors.values())}"
               f" failed steps, {sum(studio.reset_errors.values())} failed resets "
               f"(load {studio.load[0]:.2f})", flush=True)  # fmt: skip
+        studio.logged = scan_logs(stack.var_dir, seen)
         rows.append(Row(mode, raw, studio))
     return rows
 
