@@ -284,6 +284,17 @@ class Processes:
         )
         return out
 
+    def backends(self) -> int:
+        """Postgres client backends connected to the studio's database now."""
+        if self.postmaster is None:
+            return 0
+        with contextlib.suppress(psutil.Error):
+            return sum(
+                "studio" in " ".join(p.cmdline())
+                for p in psutil.Process(self.postmaster).children()
+            )
+        return 0
+
     def rss(self) -> int:
         return sum(
             _rss(pid) for kind, pid in self.studio.items() if kind.startswith(("web", "celery"))
@@ -330,6 +341,7 @@ class Phase:
     cpu: dict[str, float] = field(default_factory=dict)
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
     window_s: float = 0.0  # between the CPU snapshots
+    backends: int = 0  # Postgres client backends at the window's end
 
     @property
     def rate(self) -> float:
@@ -431,6 +443,7 @@ async def studio_phase(
         tasks = [asyncio.ensure_future(session(i)) for i in range(n)]
         await asyncio.sleep(seconds)
         cpu_after = procs.cpu()
+        phase.backends = procs.backends()
         phase.window_s = time.monotonic() - window_started
         phase.load = os.getloadavg()
         phase.cpu = {kind: cpu_after[kind] - cpu_before.get(kind, 0.0) for kind in cpu_after}
@@ -505,6 +518,8 @@ def report(rows: list[Row], cores: int) -> None:
               f"{_errors(s.reset_errors)}; cut {s.cut}  [raw: {_errors(row.raw.errors)}]")  # fmt: skip
         if s.logged:
             print(f"  {'':<11}{'':>5}  in the studio's logs: {_errors(s.logged)}")
+        if s.backends:
+            print(f"  {'':<11}{'':>5}  Postgres client backends at the window's end: {s.backends}")
     print()
     print("CPU ms per completed step, by process (during the studio window):")
     kinds: list[str] = []
@@ -545,8 +560,8 @@ def report(rows: list[Row], cores: int) -> None:
     print("memory per idle session (RSS growth of web + workers while opening N, / N):")
     for row in rows:
         s = row.studio
-        per = s.idle_rss / s.opened / 1024 if s.opened else float("nan")
-        print(f"  {row.mode:<11}{s.n:>5}: {per:8.1f} KiB/session "
+        per = f"{s.idle_rss / s.opened / 1024:8.1f} KiB/session" if s.opened else "     n/a"
+        print(f"  {row.mode:<11}{s.n:>5}: {per} "
               f"({s.idle_rss / 2**20:+.1f} MiB for {s.opened} opened in {s.ramp_s:.1f} s)")  # fmt: skip
 
 
