@@ -31,8 +31,9 @@ protocol test server (``python -m simulator.serve --latency-ms 50``, a separate 
    Also shown: the test server's and this driver's CPU, and the whole machine's, so that
    what other work on the box took is visible.
 4. memory per idle session: RSS growth of the web and worker processes (with children)
-   while the N sessions are opened and before any step, divided by N (meaningful at the
-   large N of ``--full``; small N are noise).
+   while the N sessions are opened (64 resets in flight at a time, for at most 60 s, or
+   30 s with --quick) and before any step, divided by the sessions opened (meaningful at
+   the large N of a full run; small N are noise).
 
 Nothing here asserts on time: it prints numbers. The load average is printed with each
 measurement; run it on a quiet machine for numbers to compare.
@@ -81,6 +82,7 @@ from tests.integration.stack import (  # noqa: E402
 )
 
 LATENCY_MS = 50
+RAMP_CONCURRENCY = 64  # sessions being opened at once before a window
 BACKOFF_S = 0.5  # after a failed call, before the next one (a trainer would back off too)
 SETUP = """
 import json
@@ -392,6 +394,7 @@ async def studio_phase(
     seconds: float,
     timeout: float,
     procs: Processes,
+    ramp_cap: float = 60.0,
 ) -> Phase:
     phase = Phase(n, seconds)
     async with AsyncStudioClient(
@@ -407,10 +410,19 @@ async def studio_phase(
                 phase.reset_errors[error_kind(exc)] += 1
                 await asyncio.sleep(BACKOFF_S)
 
-        # Open the N sessions (nothing stepped yet): the idle memory they take.
+        # Open the N sessions, RAMP_CONCURRENCY at a time (nothing stepped yet): the idle
+        # memory they take. Sessions not open by the ramp's end reset in the loop below.
+        gate = asyncio.Semaphore(RAMP_CONCURRENCY)
         rss_before = procs.rss()
         started = time.monotonic()
-        await asyncio.gather(*(reset(i) for i in range(n)))
+        ramp_end = started + ramp_cap
+
+        async def open_one(i: int) -> None:
+            async with gate:
+                if time.monotonic() < ramp_end:
+                    await reset(i)
+
+        await asyncio.gather(*(open_one(i) for i in range(n)))
         phase.ramp_s = time.monotonic() - started
         phase.idle_rss = procs.rss() - rss_before
         phase.opened = phase.resets_ok
@@ -576,6 +588,7 @@ def measure(
     sizes: list[int],
     seconds: float,
     timeout: float,
+    ramp_cap: float,
 ) -> list[Row]:
     data = json.loads(stack.shell(SETUP).strip().splitlines()[-1])
     # Warm-up: a few sessions and steps, so that imports and first connections are not
@@ -591,7 +604,14 @@ def measure(
         print(f"  {mode} N={n}: raw {raw.rate:.1f} req/s (load {raw.load[0]:.2f})", flush=True)
         studio = asyncio.run(
             studio_phase(
-                stack.base_url, data["token"], data["scenario"], n, seconds, timeout, procs
+                stack.base_url,
+                data["token"],
+                data["scenario"],
+                n,
+                seconds,
+                timeout,
+                procs,
+                ramp_cap,
             )
         )
         print(f"  {mode} N={n}: studio {studio.rate:.1f} steps/s, {sum(studio.errors.values())}"
@@ -616,6 +636,7 @@ def main() -> int:
     sizes = args.sizes or ([64, 256] if args.quick else [64, 256, 2048])
     seconds = args.seconds or (5.0 if args.quick else 20.0)
     timeout = args.timeout or (10.0 if args.quick else 30.0)
+    ramp = 30.0 if args.quick else 60.0
     cores = psutil.cpu_count() or 1
     started = time.monotonic()
     print(f"scale: modes {', '.join(args.modes)}; N {sizes}; {seconds:.0f} s windows; "
@@ -646,18 +667,19 @@ def main() -> int:
                     production(services, env, args.workers, args.concurrency) as stack,
                 ):
                     procs = studio_processes(stack, server.pid, services)
-                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout)
+                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp)
             else:
                 with embedded_studio(extra_env=env) as stack:
                     procs = studio_processes(stack, server.pid, None)
-                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout)
+                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp)
     finally:
         server.terminate()
         server.wait(timeout=10)
     report(rows, cores)
-    print(f"\nproduction: {args.workers} Celery workers x {args.concurrency} (prefork); "
-          f"private Postgres (max_connections 100) and Redis. "
-          f"Total {time.monotonic() - started:.0f} s; load at end "
+    if "production" in args.modes:
+        print(f"\nproduction: {args.workers} Celery workers x {args.concurrency} (prefork); "
+              f"private Postgres (max_connections 100) and Redis.")  # fmt: skip
+    print(f"Total {time.monotonic() - started:.0f} s; load at end "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     return 0
 
