@@ -10,7 +10,7 @@ env API holding 2,048 concurrent sessions). For each mode
   alone, and the studio running out of connections cannot break other people's tests;
 * embedded: uvicorn + SQLite + in-process tasks (``make run``);
 
-and each concurrency N (64 and 256; 2,048 with ``--full``), it measures, against the
+and each concurrency N (64, 256 and 2,048; 64 and 256 with --quick), it measures, against the
 protocol test server (``python -m simulator.serve --latency-ms 50``, a separate process):
 
 1. raw: N coroutines posting chat completions straight to the test server with one pooled
