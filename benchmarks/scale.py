@@ -1,0 +1,695 @@
+"""Scale: throughput, failures, CPU per step and memory per session at high concurrency.
+
+The "before" baseline for the scale work (the studio's own CPU per step near zero, the
+env API holding 2,048 concurrent sessions). For each mode
+
+* production: uvicorn + 2 Celery workers (prefork, 4 each) + Postgres + Redis, started
+  as tests/integration/stack.py starts them, except that Postgres and Redis are private
+  instances on free ports (a throw-away ``initdb`` cluster with max_connections=100, as
+  the shared one has, and a ``redis-server --save ""``): their CPU is then the studio's
+  alone, and the studio running out of connections cannot break other people's tests;
+* embedded: uvicorn + SQLite + in-process tasks (``make run``);
+
+and each concurrency N (64, 256 and 2,048; 64 and 256 with --quick), it measures, against the
+protocol test server (``python -m simulator.serve --latency-ms 50``, a separate process):
+
+1. raw: N coroutines posting chat completions straight to the test server with one pooled
+   client (the ceiling), then studio: N sessions through ``AsyncStudioClient``, each
+   ``create`` (reset) once, then ``step`` in a loop (resetting again while it has no
+   session; 0.5 s pause after any failed call). P2 = studio steps/s ÷ raw requests/s,
+   both measured in this run, steps counted when they complete inside the window.
+2. calls that failed, by kind (HTTP status and error code, timeout, connection error),
+   for resets and steps, with the server-side errors found in the studio's logs (Postgres
+   "too many clients", HTTP 500s, Celery tasks that raised). Steps started in the window
+   count for the success rate when they end (ok or not) within a grace period after it;
+   the rest are reported as cut.
+3. CPU milliseconds per completed step of each studio process during the measured
+   window: user+system time from /proc (through psutil) before and after, for the web
+   process, each Celery worker (main process + pool children), Redis, and Postgres
+   (client backends, and the postmaster with its helper processes). Time of processes
+   that exit during the window is counted through their parent's reaped-children times.
+   Also shown: the test server's and this driver's CPU, and the whole machine's, so that
+   what other work on the box took is visible.
+4. memory per idle session: RSS growth of the web and worker processes (with children)
+   while the N sessions are opened (64 resets in flight at a time, for at most 60 s, or
+   30 s with --quick) and before any step, divided by the sessions opened (meaningful at
+   the large N of a full run; small N are noise).
+
+Nothing here asserts on time: it prints numbers. The load average is printed with each
+measurement; run it on a quiet machine for numbers to compare.
+
+    .venv/bin/python benchmarks/scale.py --quick   # 64 and 256, 5 s windows (~2-3 min)
+    .venv/bin/python benchmarks/scale.py           # 64, 256 and 2048, 20 s windows
+    .venv/bin/python benchmarks/scale.py --modes production --sizes 2048 --seconds 30
+
+Needs ``redis-server`` and PostgreSQL's ``initdb``/``postgres`` binaries (run as the
+``postgres`` user when this runs as root).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx  # noqa: E402
+import psutil  # type: ignore[import-untyped]  # noqa: E402  (installed with accelerate)
+import psycopg  # noqa: E402
+
+from simulator.client import AsyncStudioClient, StudioAPIError  # noqa: E402
+from simulator.http_transport import AiohttpTransport  # noqa: E402
+from tests.integration.stack import (  # noqa: E402
+    ROOT,
+    Stack,
+    _base_env,
+    embedded_studio,
+    free_port,
+    wait_until,
+)
+
+LATENCY_MS = 50
+RAMP_CONCURRENCY = 64  # sessions being opened at once before a window
+BACKOFF_S = 0.5  # after a failed call, before the next one (a trainer would back off too)
+SETUP = """
+import json
+from tests.integration.api.factories import make_project, make_scenario, make_user
+from studio.api.services import token_create
+user = make_user("bench")
+scenario = make_scenario(make_project(user, slug="bench"), max_steps=100000, success=[])
+_, clear = token_create(user=user, name="bench")
+print(json.dumps({"scenario": scenario.pk, "token": clear}))
+"""
+RAW_BODY = {
+    "model": "world-studio-test",
+    "messages": [
+        {"role": "system", "content": "You simulate a terminal."},
+        {"role": "user", "content": "make"},
+    ],
+    "max_tokens": 512,
+}
+
+
+# ---------------------------------------------------------------- private services
+
+
+def _pg_bin(name: str) -> str:
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
+    if not candidates:
+        raise SystemExit(f"scale.py needs PostgreSQL's {name}")
+    return str(candidates[-1])
+
+
+def _as_postgres(command: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+
+
+@dataclass
+class Services:
+    pg_port: int
+    pg_pid: int
+    redis_port: int
+    redis_pid: int
+
+
+@contextlib.contextmanager
+def private_services(max_connections: int = 100) -> Iterator[Services]:
+    """A throw-away Postgres cluster and Redis server on free ports, removed afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="scale-services-"))
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+    data = root / "pg"
+    pg_port, redis_port = free_port(), free_port()
+    redis = subprocess.Popen(
+        ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--maxclients", "10000"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    postgres: subprocess.Popen[bytes] | None = None
+    try:
+        subprocess.run(
+            _as_postgres([_pg_bin("initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
+            check=True, capture_output=True,
+        )  # fmt: skip
+        postgres = subprocess.Popen(
+            _as_postgres([_pg_bin("postgres"), "-D", str(data), "-p", str(pg_port),
+                          "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={root}",
+                          "-c", f"max_connections={max_connections}"]),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        url = f"postgresql://postgres@127.0.0.1:{pg_port}/postgres"
+
+        def pg_up() -> bool:
+            try:
+                psycopg.connect(url, connect_timeout=1).close()
+                return True
+            except psycopg.Error:
+                return False
+
+        wait_until(pg_up, 30, f"private postgres on {pg_port}")
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        wait_until(lambda: _redis_up(redis_port), 30, f"private redis on {redis_port}")
+        yield Services(pg_port, pid, redis_port, redis.pid)
+    finally:
+        if postgres is not None:
+            subprocess.run(
+                _as_postgres([_pg_bin("pg_ctl"), "stop", "-D", str(data), "-m", "immediate"]),
+                check=False, capture_output=True,
+            )  # fmt: skip
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                postgres.wait(timeout=20)
+        redis.terminate()
+        redis.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _redis_up(port: int) -> bool:
+    out = subprocess.run(
+        ["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True, check=False
+    )
+    return out.stdout.strip() == "PONG"
+
+
+@contextlib.contextmanager
+def production(
+    services: Services, extra_env: dict[str, str], workers: int, concurrency: int
+) -> Iterator[Stack]:
+    """tests/integration/stack.py's production stack, on the private Postgres and Redis."""
+    url = f"postgresql://postgres@127.0.0.1:{services.pg_port}"
+    with psycopg.connect(f"{url}/postgres", autocommit=True) as conn:
+        conn.execute('CREATE DATABASE "studio"')
+    var_dir = Path(tempfile.mkdtemp(prefix="scale-production-"))
+    env = _base_env(var_dir)
+    env.update(
+        {
+            "STUDIO_REDIS_URL": f"redis://127.0.0.1:{services.redis_port}/0",
+            "STUDIO_DATABASE_URL": f"postgres://postgres@127.0.0.1:{services.pg_port}/studio",
+            "STUDIO_SECRET_KEY": uuid.uuid4().hex * 2,
+            **extra_env,
+        }
+    )
+    stack = Stack(env=env, var_dir=var_dir, database="")  # the cluster goes away whole
+    try:
+        stack.manage("migrate", "--noinput", "-v", "0")
+        for index in range(workers):
+            stack.start_worker(f"w{index + 1}", concurrency=concurrency)
+        stack.start_web()
+        yield stack
+    finally:
+        stack.close()
+        shutil.rmtree(var_dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- CPU and memory
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of a process tree, dead descendants included (through reaped times)."""
+    try:
+        root = psutil.Process(pid)
+        total = 0.0
+        for proc in [root, *root.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                t = proc.cpu_times()
+                total += t.user + t.system + t.children_user + t.children_system
+        return total
+    except psutil.Error:
+        return 0.0
+
+
+def _postgres_cpu(postmaster: int) -> dict[str, float]:
+    """Client backends (live ones, and those that exited: the postmaster's reaped
+    children) and the rest (postmaster, checkpointer, WAL writer, ...)."""
+    backends = other = 0.0
+    with contextlib.suppress(psutil.Error):
+        root = psutil.Process(postmaster)
+        t = root.cpu_times()
+        backends += t.children_user + t.children_system
+        other += t.user + t.system
+        for proc in root.children():
+            with contextlib.suppress(psutil.Error):
+                t = proc.cpu_times()
+                cpu = t.user + t.system + t.children_user + t.children_system
+                if "studio" in " ".join(proc.cmdline()):
+                    backends += cpu
+                else:
+                    other += cpu
+    return {"postgres backends": backends, "postgres other": other}
+
+
+def _rss(pid: int) -> int:
+    try:
+        root = psutil.Process(pid)
+        return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+    except psutil.Error:
+        return 0
+
+
+@dataclass
+class Processes:
+    """The studio's processes by kind, plus the test server and this driver."""
+
+    studio: dict[str, int]  # kind -> root pid
+    postmaster: int | None
+    server: int
+
+    def cpu(self) -> dict[str, float]:
+        out = {kind: _tree_cpu(pid) for kind, pid in self.studio.items()}
+        if self.postmaster is not None:
+            out.update(_postgres_cpu(self.postmaster))
+        t = psutil.Process().cpu_times()
+        out["(test server)"] = _tree_cpu(self.server)
+        out["(this driver)"] = t.user + t.system
+        machine = psutil.cpu_times()
+        out["(whole machine)"] = (
+            machine.user
+            + machine.system
+            + machine.nice
+            + getattr(machine, "irq", 0.0)
+            + getattr(machine, "softirq", 0.0)
+        )
+        return out
+
+    def backends(self) -> int:
+        """Postgres client backends connected to the studio's database now."""
+        if self.postmaster is None:
+            return 0
+        with contextlib.suppress(psutil.Error):
+            return sum(
+                "studio" in " ".join(p.cmdline())
+                for p in psutil.Process(self.postmaster).children()
+            )
+        return 0
+
+    def rss(self) -> int:
+        return sum(
+            _rss(pid) for kind, pid in self.studio.items() if kind.startswith(("web", "celery"))
+        )
+
+
+def studio_processes(stack: Stack, server: int, services: Services | None) -> Processes:
+    assert stack.web is not None
+    studio = {"web (uvicorn)": stack.web.pid}
+    for name, worker in stack.workers.items():
+        studio[f"celery {name}"] = worker.pid
+    if services is not None:
+        studio["redis"] = services.redis_pid
+    return Processes(studio, services.pg_pid if services else None, server)
+
+
+# ---------------------------------------------------------------- load
+
+
+def error_kind(exc: BaseException) -> str:
+    if isinstance(exc, StudioAPIError):
+        return f"HTTP {exc.status} {exc.code}"
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code}"
+    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+        return "timeout"
+    return type(exc).__name__
+
+
+@dataclass
+class Phase:
+    n: int
+    seconds: float
+    done: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    resets_ok: int = 0
+    reset_errors: Counter[str] = field(default_factory=Counter)
+    late: int = 0  # steps started in the window that completed after it
+    cut: int = 0  # in flight when the window ended (after a grace period)
+    opened: int = 0  # sessions opened before the window
+    logged: Counter[str] = field(default_factory=Counter)  # server-side errors in the logs
+    ramp_s: float = 0.0
+    idle_rss: int = 0  # bytes grown while the sessions were opened
+    cpu: dict[str, float] = field(default_factory=dict)
+    load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    window_s: float = 0.0  # between the CPU snapshots
+    backends: int = 0  # Postgres client backends at the window's end
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.seconds
+
+
+async def _finish(tasks: list[asyncio.Task[None]], grace: float) -> int:
+    """Give in-flight calls ``grace`` seconds, then cancel them; how many were cut."""
+    _, pending = await asyncio.wait(tasks, timeout=grace)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return len(pending)
+
+
+async def raw_phase(base_url: str, n: int, seconds: float, timeout: float) -> Phase:
+    phase = Phase(n, seconds)
+    transport = AiohttpTransport(max_connections=n)
+    async with httpx.AsyncClient(base_url=base_url, transport=transport, timeout=timeout) as client:
+        deadline = time.monotonic() + seconds
+
+        async def worker() -> None:
+            while time.monotonic() < deadline:
+                try:
+                    response = await asyncio.wait_for(
+                        client.post("/v1/chat/completions", json=RAW_BODY), timeout
+                    )
+                    response.raise_for_status()
+                except Exception as exc:  # counted, then the loop goes on
+                    phase.errors[error_kind(exc)] += 1
+                    await asyncio.sleep(BACKOFF_S)
+                    continue
+                if time.monotonic() <= deadline:
+                    phase.done += 1
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(n)]
+        await asyncio.sleep(seconds)
+        phase.cut = await _finish(tasks, min(timeout, 5.0))
+    phase.load = os.getloadavg()
+    return phase
+
+
+async def studio_phase(
+    base_url: str,
+    token: str,
+    scenario: int,
+    n: int,
+    seconds: float,
+    timeout: float,
+    procs: Processes,
+    ramp_cap: float = 60.0,
+) -> Phase:
+    phase = Phase(n, seconds)
+    async with AsyncStudioClient(
+        base_url, token, max_connections=n, timeout=timeout, max_rate_limit_retries=1
+    ) as client:
+        env_ids: list[int | None] = [None] * n
+
+        async def reset(i: int) -> None:
+            try:
+                env_ids[i], _, _ = await asyncio.wait_for(client.create(scenario, seed=i), timeout)
+                phase.resets_ok += 1
+            except Exception as exc:
+                phase.reset_errors[error_kind(exc)] += 1
+                await asyncio.sleep(BACKOFF_S)
+
+        # Open the N sessions, RAMP_CONCURRENCY at a time (nothing stepped yet): the idle
+        # memory they take. Sessions not open by the ramp's end reset in the loop below.
+        gate = asyncio.Semaphore(RAMP_CONCURRENCY)
+        rss_before = procs.rss()
+        started = time.monotonic()
+        ramp_end = started + ramp_cap
+
+        async def open_one(i: int) -> None:
+            async with gate:
+                if time.monotonic() < ramp_end:
+                    await reset(i)
+
+        await asyncio.gather(*(open_one(i) for i in range(n)))
+        phase.ramp_s = time.monotonic() - started
+        phase.idle_rss = procs.rss() - rss_before
+        phase.opened = phase.resets_ok
+
+        cpu_before = procs.cpu()
+        window_started = time.monotonic()
+        deadline = window_started + seconds
+
+        async def session(i: int) -> None:
+            step = 0
+            while time.monotonic() < deadline:
+                env_id = env_ids[i]
+                if env_id is None:
+                    await reset(i)
+                    continue
+                step += 1
+                try:
+                    await asyncio.wait_for(client.step(env_id, f"make target{step}"), timeout)
+                except Exception as exc:
+                    phase.errors[error_kind(exc)] += 1
+                    if isinstance(exc, StudioAPIError) and exc.status in (404, 410):
+                        env_ids[i] = None
+                    await asyncio.sleep(BACKOFF_S)
+                    continue
+                if time.monotonic() <= deadline:
+                    phase.done += 1
+                else:
+                    phase.late += 1
+
+        tasks = [asyncio.ensure_future(session(i)) for i in range(n)]
+        await asyncio.sleep(seconds)
+        cpu_after = procs.cpu()
+        phase.backends = procs.backends()
+        phase.window_s = time.monotonic() - window_started
+        phase.load = os.getloadavg()
+        phase.cpu = {kind: cpu_after[kind] - cpu_before.get(kind, 0.0) for kind in cpu_after}
+        phase.cut = await _finish(tasks, min(timeout, 10.0))
+        # Close what was opened (bounded; not measured).
+        closing = [
+            asyncio.ensure_future(asyncio.wait_for(client.close(e), timeout))
+            for e in env_ids
+            if e is not None
+        ]
+        if closing:
+            await asyncio.wait(closing, timeout=10.0)
+            for task in closing:
+                task.cancel()
+            await asyncio.gather(*closing, return_exceptions=True)
+    return phase
+
+
+LOGGED = {
+    "too many clients": "Postgres: too many clients",
+    "Internal Server Error": "HTTP 500 logged",
+    "raised unexpected": "Celery task raised",
+}
+
+
+def scan_logs(var_dir: Path, seen: dict[str, int]) -> Counter[str]:
+    """Server-side errors in the stack's logs since the last scan (``seen``: offsets)."""
+    found: Counter[str] = Counter()
+    for path in sorted(var_dir.glob("*.log")):
+        with path.open("rb") as log:
+            log.seek(seen.get(path.name, 0))
+            text = log.read().decode(errors="replace")
+            seen[path.name] = log.tell()
+        for needle, label in LOGGED.items():
+            if text.count(needle):
+                found[label] += text.count(needle)
+    return found
+
+
+# ---------------------------------------------------------------- report
+
+
+@dataclass
+class Row:
+    mode: str
+    raw: Phase
+    studio: Phase
+
+
+def _errors(counter: Counter[str]) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in counter.most_common()) or "-"
+
+
+def report(rows: list[Row], cores: int) -> None:
+    print()
+    print(f"{'mode':<11}{'N':>6}{'raw req/s':>11}{'studio steps/s':>16}{'P2':>8}"
+          f"{'step ok %':>11}{'reset ok %':>12}{'load 1m':>9}")  # fmt: skip
+    for row in rows:
+        s = row.studio
+        attempted = s.done + s.late + sum(s.errors.values())
+        resets = s.resets_ok + sum(s.reset_errors.values())
+        ok = 100.0 * (s.done + s.late) / attempted if attempted else float("nan")
+        reset_ok = 100.0 * s.resets_ok / resets if resets else float("nan")
+        print(f"{row.mode:<11}{s.n:>6}{row.raw.rate:>11.1f}{s.rate:>16.1f}"
+              f"{s.rate / row.raw.rate if row.raw.rate else float('nan'):>8.3f}"
+              f"{ok:>11.1f}{reset_ok:>12.1f}{s.load[0]:>9.2f}")  # fmt: skip
+    print()
+    print("failed calls by kind (studio; raw in brackets), calls cut at the window's end:")
+    for row in rows:
+        s = row.studio
+        print(f"  {row.mode:<11}{s.n:>5}: steps: {_errors(s.errors)}; resets: "
+              f"{_errors(s.reset_errors)}; cut {s.cut}  [raw: {_errors(row.raw.errors)}]")  # fmt: skip
+        if s.logged:
+            print(f"  {'':<11}{'':>5}  in the studio's logs: {_errors(s.logged)}")
+        if s.backends:
+            print(f"  {'':<11}{'':>5}  Postgres client backends at the window's end: {s.backends}")
+    print()
+    print("CPU ms per completed step, by process (during the studio window):")
+    kinds: list[str] = []
+    for row in rows:
+        kinds += [k for k in row.studio.cpu if k not in kinds]
+    header = "".join(f"{f'{r.mode[:4]} {r.studio.n}':>12}" for r in rows)
+    print(f"  {'process':<22}{header}")
+    for kind in kinds:
+        cells = []
+        for row in rows:
+            s = row.studio
+            if kind not in s.cpu or not s.done:
+                cells.append(f"{'-':>12}")
+            else:
+                cells.append(f"{1000 * s.cpu[kind] / s.done:>12.1f}")
+        print(f"  {kind:<22}{''.join(cells)}")
+    studio_cells = []
+    other_cells = []
+    busy_cells = []
+    cores_cells = []
+    for row in rows:
+        s = row.studio
+        own = sum(v for k, v in s.cpu.items() if not k.startswith("("))
+        others = s.cpu.get("(whole machine)", 0.0) - sum(
+            v for k, v in s.cpu.items() if k != "(whole machine)"
+        )
+        studio_cells.append(f"{1000 * own / s.done:>12.1f}" if s.done else f"{'-':>12}")
+        other_cells.append(f"{1000 * others / s.done:>12.1f}" if s.done else f"{'-':>12}")
+        window = s.window_s or s.seconds
+        busy = s.cpu.get("(whole machine)", 0.0) / (window * cores)
+        busy_cells.append(f"{100 * busy:>11.0f}%")
+        cores_cells.append(f"{own / window:>12.2f}")
+    print(f"  {'= studio total':<22}{''.join(studio_cells)}")
+    print(f"  {'(everything else)':<22}{''.join(other_cells)}")
+    print(f"  {'studio CPU, cores':<22}{''.join(cores_cells)}")
+    print(f"  {f'machine busy ({cores} cores)':<22}{''.join(busy_cells)}")
+    print()
+    print("memory per idle session (RSS growth of web + workers while opening N, / N):")
+    for row in rows:
+        s = row.studio
+        per = f"{s.idle_rss / s.opened / 1024:8.1f} KiB/session" if s.opened else "     n/a"
+        print(f"  {row.mode:<11}{s.n:>5}: {per} "
+              f"({s.idle_rss / 2**20:+.1f} MiB for {s.opened} opened in {s.ramp_s:.1f} s)")  # fmt: skip
+
+
+# ---------------------------------------------------------------- main
+
+
+def measure(
+    mode: str,
+    stack: Stack,
+    model_url: str,
+    procs: Processes,
+    sizes: list[int],
+    seconds: float,
+    timeout: float,
+    ramp_cap: float,
+) -> list[Row]:
+    data = json.loads(stack.shell(SETUP).strip().splitlines()[-1])
+    # Warm-up: a few sessions and steps, so that imports and first connections are not
+    # counted as the first size's memory or CPU.
+    asyncio.run(
+        studio_phase(stack.base_url, data["token"], data["scenario"], 4, 2.0, timeout, procs)
+    )
+    rows = []
+    seen: dict[str, int] = {}
+    scan_logs(stack.var_dir, seen)
+    for n in sizes:
+        raw = asyncio.run(raw_phase(model_url, n, seconds, timeout))
+        print(f"  {mode} N={n}: raw {raw.rate:.1f} req/s (load {raw.load[0]:.2f})", flush=True)
+        studio = asyncio.run(
+            studio_phase(
+                stack.base_url,
+                data["token"],
+                data["scenario"],
+                n,
+                seconds,
+                timeout,
+                procs,
+                ramp_cap,
+            )
+        )
+        print(f"  {mode} N={n}: studio {studio.rate:.1f} steps/s, {sum(studio.errors.values())}"
+              f" failed steps, {sum(studio.reset_errors.values())} failed resets "
+              f"(load {studio.load[0]:.2f})", flush=True)  # fmt: skip
+        studio.logged = scan_logs(stack.var_dir, seen)
+        rows.append(Row(mode, raw, studio))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="N = 64, 256; 5 s windows")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    parser.add_argument("--seconds", type=float, default=None, help="measured window per size")
+    parser.add_argument("--timeout", type=float, default=None, help="per call, seconds")
+    parser.add_argument("--modes", nargs="+", default=["production", "embedded"],
+                        choices=["production", "embedded"])  # fmt: skip
+    parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
+    parser.add_argument("--concurrency", type=int, default=4, help="pool size per worker")
+    args = parser.parse_args()
+    sizes = args.sizes or ([64, 256] if args.quick else [64, 256, 2048])
+    seconds = args.seconds or (5.0 if args.quick else 20.0)
+    timeout = args.timeout or (10.0 if args.quick else 30.0)
+    ramp = 30.0 if args.quick else 60.0
+    cores = psutil.cpu_count() or 1
+    started = time.monotonic()
+    print(f"scale: modes {', '.join(args.modes)}; N {sizes}; {seconds:.0f} s windows; "
+          f"{timeout:.0f} s per-call timeout; test server {LATENCY_MS} ms; {cores} cores; "
+          f"load at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)  # fmt: skip
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "simulator.serve", "--port", str(port),
+         "--latency-ms", str(LATENCY_MS)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    model_url = f"http://127.0.0.1:{port}"
+    env = {
+        "STUDIO_MODEL_URL": model_url,
+        "STUDIO_MODEL_NAME": "world-studio-test",
+        "STUDIO_API_RATE_PER_S": "1000000",
+        "STUDIO_API_RATE_BURST": "1000000",
+        "STUDIO_API_STEP_TIMEOUT": str(int(timeout)),
+    }
+    rows: list[Row] = []
+    try:
+        wait_until(lambda: _up(model_url), 30, "the protocol test server")
+        for mode in args.modes:
+            if mode == "production":
+                with (
+                    private_services() as services,
+                    production(services, env, args.workers, args.concurrency) as stack,
+                ):
+                    procs = studio_processes(stack, server.pid, services)
+                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp)
+            else:
+                with embedded_studio(extra_env=env) as stack:
+                    procs = studio_processes(stack, server.pid, None)
+                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    report(rows, cores)
+    if "production" in args.modes:
+        print(f"\nproduction: {args.workers} Celery workers x {args.concurrency} (prefork); "
+              f"private Postgres (max_connections 100) and Redis.")  # fmt: skip
+    print(f"Total {time.monotonic() - started:.0f} s; load at end "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
+    return 0
+
+
+def _up(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())
