@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -371,9 +371,28 @@ async def step_wait(step_id: int, timeout: float) -> Step:
 
     Listens on the episode's group (wakes at once on the final message) and also
     re-reads the row with backoff, so it works whatever the channel layer does
-    (embedded, Redis, or a message dropped over capacity).
+    (embedded, Redis, or a message dropped over capacity). A read that finds the
+    connection pool busy is simply tried again at the next poll: the step runs
+    on regardless, and failing the wait would make the client send it again.
     """
-    get = sync_to_async(lambda: _released(Step.objects.select_related("episode").get(pk=step_id)))
+    read = sync_to_async(lambda: _released(Step.objects.select_related("episode").get(pk=step_id)))
+    last: Step | None = None
+
+    give_up = time.monotonic() + timeout
+
+    async def get() -> Step:
+        nonlocal last
+        while True:
+            try:
+                last = await read()
+                return last
+            except OperationalError:
+                if last is not None:
+                    return last
+                if time.monotonic() > give_up:
+                    raise
+                await asyncio.sleep(1)
+
     step = await get()
     if step.status in FINISHED:
         return step
