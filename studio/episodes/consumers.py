@@ -66,7 +66,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self.shown.add(step.pk)
         context = {
             "episode": episode,
-            "steps": [step_context(s, self.can_edit) for s in steps],
+            "steps": [step_context(s, self.can_edit, last=s is steps[-1]) for s in steps],
             "oob": True,
         }
         timeline = render_to_string("episodes/_timeline.html", context)

@@ -19,7 +19,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import F, Max
+from django.db.models import Exists, F, Max
 from django.utils import timezone
 
 from simulator.errors import InvalidAction, InvalidPerturbation
@@ -186,24 +186,32 @@ def _dispatch_step(step: Step) -> None:
 
 
 def step_retry(*, step: Step) -> Step:
-    """Run a failed or cancelled step again (same row, attempts kept)."""
-    changed = Step.objects.filter(
-        pk=step.pk, status__in=(StepStatus.FAILED, StepStatus.CANCELLED)
-    ).update(
-        status=StepStatus.PENDING,
-        error="",
-        error_kind="",
-        cancel_requested=False,
-        partial_observation="",
-        partial_reasoning="",
-        partial_seq=0,
-        finished_at=None,
+    """Run a failed or cancelled step again (same row, attempts kept).
+
+    Only the episode's last step can be retried (a later one was built on its
+    result): the checks and the change are one conditional UPDATE, so a refused
+    retry changes nothing and never leaves the episode busy.
+    """
+    later = Step.objects.filter(episode_id=step.episode_id, index__gt=step.index)
+    changed = (
+        Step.objects.filter(pk=step.pk, status__in=(StepStatus.FAILED, StepStatus.CANCELLED))
+        .exclude(Exists(later))
+        .update(
+            status=StepStatus.PENDING,
+            error="",
+            error_kind="",
+            cancel_requested=False,
+            partial_observation="",
+            partial_reasoning="",
+            partial_seq=0,
+            finished_at=None,
+        )
     )
     step.refresh_from_db()
     if not changed:
+        if later.exists():
+            raise ValueError("only the last step can be retried; fork the episode instead")
         raise ValueError(f"step {step.index} is {step.status}: only failed steps are retried")
-    if step.episode.steps.filter(index__gt=step.index).exists():
-        raise ValueError("only the last step can be retried; fork the episode instead")
     _dispatch_step(step)
     publish_step(step)
     return step

@@ -53,7 +53,8 @@ def _can_edit(request: HttpRequest, episode: Episode) -> bool:
 # --- contexts shared with the consumer ---------------------------------------------------
 
 
-def step_context(step: Step, can_edit: bool) -> dict[str, Any]:
+def step_context(step: Step, can_edit: bool, *, last: bool = True) -> dict[str, Any]:
+    """What a step's fragment shows; only the ``last`` step of an episode can be retried."""
     telemetry = step.telemetry or {}
     return {
         "step": step,
@@ -62,7 +63,7 @@ def step_context(step: Step, can_edit: bool) -> dict[str, Any]:
             reverse("episodes:render-step", kwargs={"pk": step.episode_id, "index": step.index})
         ),
         "live": step.status in (StepStatus.PENDING, StepStatus.RUNNING),
-        "retryable": can_edit and step.status in (StepStatus.FAILED, StepStatus.CANCELLED),
+        "retryable": can_edit and last and step.status in (StepStatus.FAILED, StepStatus.CANCELLED),
         "forkable": can_edit and step.status == StepStatus.DONE,
         "telemetry": telemetry,
         # A max_tokens cut is the model running out of room, never a malformed answer:
@@ -101,7 +102,7 @@ def _page_context(request: HttpRequest, episode: Episode) -> dict[str, Any]:
     steps = list(episode.steps.order_by("index"))
     return {
         **controls_context(episode, can_edit),
-        "steps": [step_context(s, can_edit) for s in steps],
+        "steps": [step_context(s, can_edit, last=s is steps[-1]) for s in steps],
         "gui": episode.domain in GUI_DOMAINS,
         "initial_url": on_render_origin(
             reverse("episodes:render-initial", kwargs={"pk": episode.pk})

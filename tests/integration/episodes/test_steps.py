@@ -66,6 +66,28 @@ def test_a_failed_step_keeps_its_reason_and_retry_runs_it_again(model_server):
     assert Step.objects.filter(episode=episode).count() == 1
 
 
+def test_retrying_a_step_that_is_not_the_last_changes_nothing(model_server, client):
+    project, user = helpers.project_with()
+    model = helpers.endpoint(project, "http://127.0.0.1:9")  # nothing listens there
+    episode = helpers.episode(project, user, model=model)
+    first = helpers.wait_for_step(services.step_submit(episode=episode, action="make").pk)
+    second = helpers.wait_for_step(services.step_submit(episode=episode, action="ls").pk)
+    assert (first.status, second.status) == ("failed", "failed")
+    client.force_login(user)
+    page = client.get(f"/episodes/{episode.pk}/").content.decode()
+    assert "Retry step 2" in page and "Retry step 1" not in page
+
+    with pytest.raises(ValueError, match="only the last step"):
+        services.step_retry(step=first)
+
+    first.refresh_from_db()
+    assert first.status == "failed" and first.error  # not left pending: the episode is free
+    model.base_url = model_server.base_url
+    model.save()
+    third = helpers.wait_for_step(services.step_submit(episode=episode, action="pwd").pk)
+    assert third.status == "done"
+
+
 def test_stop_closes_the_model_stream(slow_server):
     project, user = helpers.project_with()
     episode = helpers.episode(project, user, model=helpers.endpoint(project, slow_server.base_url))
