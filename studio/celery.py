@@ -7,11 +7,21 @@ twice: every task claims its row with a conditional UPDATE before working.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
 
 app = Celery("studio")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def _sweep_lost_steps(**_: Any) -> None:
+    """Each worker also sweeps for steps whose task was lost (studio/episodes/sweep.py)."""
+    from studio.episodes.sweep import start_sweeper
+
+    start_sweeper()

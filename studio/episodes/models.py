@@ -125,6 +125,8 @@ class Step(models.Model):
     #: The sequence number of the last delta included in ``partial_*``.
     partial_seq = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    #: When its task was last sent: a step pending long after it lost its message.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -169,20 +169,22 @@ def step_submit(
                 index=_next_index(episode),
                 action=action,
                 extra_perturbations=extras,
+                dispatched_at=timezone.now(),
             )
             if episode.next_perturbations:
                 Episode.objects.filter(pk=episode.pk).update(next_perturbations=[])
     except IntegrityError:
         raise EpisodeBusy("another step was submitted at the same time") from None
-    _dispatch_step(step)
+    dispatch_step(step.pk)
     publish_step(step)
     return step
 
 
-def _dispatch_step(step: Step) -> None:
+def dispatch_step(step_id: int) -> None:
+    """Send the step's task (its row's ``dispatched_at`` says when, for the sweep)."""
     from studio.episodes.tasks import run_step
 
-    dispatch(run_step, step.pk)
+    dispatch(run_step, step_id)
 
 
 def step_retry(*, step: Step) -> Step:
@@ -205,6 +207,7 @@ def step_retry(*, step: Step) -> Step:
             partial_reasoning="",
             partial_seq=0,
             finished_at=None,
+            dispatched_at=timezone.now(),
         )
     )
     step.refresh_from_db()
@@ -212,7 +215,7 @@ def step_retry(*, step: Step) -> Step:
         if later.exists():
             raise ValueError("only the last step can be retried; fork the episode instead")
         raise ValueError(f"step {step.index} is {step.status}: only failed steps are retried")
-    _dispatch_step(step)
+    dispatch_step(step.pk)
     publish_step(step)
     return step
 
