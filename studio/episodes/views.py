@@ -199,7 +199,8 @@ def _preselected(request: HttpRequest, projects: QuerySet[Project]) -> tuple[str
 def _start_groups(project: Project) -> list[dict[str, Any]]:
     """What an episode can start from, one group per domain in the registry's order, titled
     by the registry, with scenarios before bare worlds: a scenario is the usual start and a
-    flat list mixing seven domains is hard to scan."""
+    flat list mixing seven domains is hard to scan. A world of a domain that is no longer
+    registered still gets a group, under the domain's bare name, so it stays startable."""
     groups: dict[str, dict[str, Any]] = {
         name: {"title": get_domain(name).title, "items": []} for name in domain_names()
     }
