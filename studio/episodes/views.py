@@ -12,19 +12,19 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from simulator.domains import domain_names
+from simulator.domains import domain_names, get_domain
 from simulator.errors import InvalidAction, InvalidPerturbation, OutputCutOff
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.prompting import domain_for
 from studio.core.access import get_for_member, get_project_for, membership_for, projects_for
-from studio.core.models import ModelEndpoint
+from studio.core.models import ModelEndpoint, Project
 from studio.episodes import services
 from studio.episodes.composer import compose_action, composer_context
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
@@ -143,27 +143,30 @@ def episode_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @login_required
 def episode_new(request: HttpRequest) -> HttpResponse:
+    """The new-episode form, and its POST: also the target of the Start episode buttons on
+    scenario and world pages, so every episode starts through the same checks."""
     projects = projects_for(request.user)
+    preselected, preselected_project = _preselected(request, projects)
     slug = request.POST.get("project") or request.GET.get("project") or ""
+    if not slug and preselected_project is not None:
+        slug = preselected_project.slug
+    elif not slug and projects.count() == 1:
+        slug = projects.get().slug
     project = None
     if slug:
+        # A POST writes, so it needs an edit role even when the project was only implied.
         project, _ = get_project_for(request.user, slug, edit=request.method == "POST")
-    elif projects.count() == 1:
-        project = projects.first()
-    scenarios = Scenario.objects.filter(project=project, archived=False) if project else []
-    worlds = (
-        World.objects.filter(project=project, archived=False, head__isnull=False) if project else []
-    )
     endpoints = (
         ModelEndpoint.objects.filter(Q(project=project) | Q(project=None)) if project else []
     )
+    form = request.POST or request.GET
     context: dict[str, Any] = {
         "projects": projects,
         "project": project,
-        "scenarios": scenarios,
-        "worlds": worlds,
+        "start_groups": _start_groups(project) if project else [],
+        "start": form.get("start") or preselected,
         "endpoints": endpoints,
-        "form": request.POST or request.GET,
+        "form": form,
         "errors": [],
     }
     if request.method == "POST" and project is not None:
@@ -174,6 +177,42 @@ def episode_new(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("episodes:detail", pk=episode.pk)
     return render(request, "episodes/episode_new.html", context)
+
+
+def _preselected(request: HttpRequest, projects: QuerySet[Project]) -> tuple[str, Project | None]:
+    """The ``start`` value and its project for ``?scenario=ID`` or ``?world=ID``, so a link
+    from a scenario or world opens the form on it; an id outside the user's projects
+    preselects nothing rather than answering 404, as the form is still usable."""
+    scenario_id = _int(request.GET.get("scenario"))
+    if scenario_id is not None:
+        scenario = Scenario.objects.filter(project__in=projects, pk=scenario_id).first()
+        if scenario is not None:
+            return f"scenario:{scenario.pk}", scenario.project
+    world_id = _int(request.GET.get("world"))
+    if world_id is not None:
+        world = World.objects.filter(project__in=projects, pk=world_id).first()
+        if world is not None:
+            return f"world:{world.pk}", world.project
+    return "", None
+
+
+def _start_groups(project: Project) -> list[dict[str, Any]]:
+    """What an episode can start from, one group per domain in the registry's order, titled
+    by the registry, with scenarios before bare worlds: a scenario is the usual start and a
+    flat list mixing seven domains is hard to scan. A world of a domain that is no longer
+    registered still gets a group, under the domain's bare name, so it stays startable."""
+    groups: dict[str, dict[str, Any]] = {
+        name: {"title": get_domain(name).title, "items": []} for name in domain_names()
+    }
+    scenarios = Scenario.objects.filter(project=project, archived=False).select_related("world")
+    worlds = World.objects.filter(project=project, archived=False, head__isnull=False)
+    for scenario in scenarios.order_by("title", "pk"):
+        group = groups.setdefault(scenario.domain, {"title": scenario.domain, "items": []})
+        group["items"].append({"value": f"scenario:{scenario.pk}", "label": scenario.title})
+    for world in worlds.order_by("title", "pk"):
+        group = groups.setdefault(world.domain, {"title": world.domain, "items": []})
+        group["items"].append({"value": f"world:{world.pk}", "label": f"{world.title} (world)"})
+    return [group for group in groups.values() if group["items"]]
 
 
 def _create_from_post(request: HttpRequest, project: Any) -> Episode:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from simulator.domains import get_domain
+from studio.core.models import Membership, Project
 from studio.episodes import services
 from studio.episodes.models import Episode
+from studio.worlds.services import scenario_create, world_create
 from tests.integration.episodes import helpers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -186,6 +189,47 @@ def test_the_list_filters_and_a_new_episode_starts_from_a_world():
         "kind": "scripted",
         "actions": ["click('1')", "go_back()"],
     }
+
+
+def test_the_new_episode_form_groups_by_domain_with_scenarios_first():
+    project, user = helpers.project_with()
+    box = world_create(project=project, spec=helpers.TERMINAL_WORLD, user=user)
+    shop = world_create(
+        project=project,
+        spec={**helpers.TERMINAL_WORLD, "domain": "web", "title": "Shop"},
+        user=user,
+    )
+    fix = scenario_create(world=box, title="Fix the build")
+
+    response = _client(user).get("/episodes/new/", {"scenario": fix.pk})
+    html = response.content.decode()
+
+    groups = response.context["start_groups"]
+    assert [g["title"] for g in groups] == [get_domain("terminal").title, get_domain("web").title]
+    assert [i["value"] for i in groups[0]["items"]] == [f"scenario:{fix.pk}", f"world:{box.pk}"]
+    assert [i["value"] for i in groups[1]["items"]] == [f"world:{shop.pk}"]
+    terminal = html.index(f'<optgroup label="{get_domain("terminal").title}">')
+    assert (
+        terminal
+        < html.index(f'value="scenario:{fix.pk}" selected')
+        < html.index(f'value="world:{box.pk}"')
+    )
+    assert f'value="world:{box.pk}" selected' not in html
+
+
+def test_the_new_episode_form_preselects_a_world_and_finds_its_project():
+    project, user = helpers.project_with()
+    helpers.project_with("bob")
+    Membership.objects.create(project=Project.objects.get(slug="p-bob"), user=user, role="owner")
+    shop = world_create(
+        project=project, spec={**helpers.TERMINAL_WORLD, "title": "<b>Shop</b>"}, user=user
+    )
+
+    response = _client(user).get("/episodes/new/", {"world": shop.pk})
+
+    html = response.content.decode()
+    assert response.context["project"] == project
+    assert f'<option value="world:{shop.pk}" selected>&lt;b&gt;Shop&lt;/b&gt; (world)' in html
 
 
 def test_forks_show_side_by_side():

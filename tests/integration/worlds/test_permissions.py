@@ -196,6 +196,14 @@ CASES = [
         lambda c: f"/worlds/scenarios/{c['scenario'].pk}/perturbations/0/remove",
         "write",
     ),
+    # The Start episode button on scenario and world pages posts to the new-episode view.
+    Case(
+        "episode-start",
+        "post",
+        lambda c: "/episodes/new/",
+        "write",
+        lambda c: {"project": "alpha", "start": f"scenario:{c['scenario'].pk}"},
+    ),
 ]
 
 
