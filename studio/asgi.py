@@ -20,7 +20,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from studio.episodes.sweep import start_sweeper  # noqa: E402
+from studio.lib.sweep import start_sweeper  # noqa: E402
 from studio.routing import websocket_urlpatterns  # noqa: E402
 
 if settings.TASK_RUNNER == "inprocess":

@@ -21,7 +21,7 @@ app.autodiscover_tasks()
 
 @worker_ready.connect
 def _sweep_lost_steps(**_: Any) -> None:
-    """Each worker also sweeps for steps whose task was lost (studio/episodes/sweep.py)."""
-    from studio.episodes.sweep import start_sweeper
+    """Each worker also sweeps for work whose task was lost (studio/lib/sweep.py)."""
+    from studio.lib.sweep import start_sweeper
 
     start_sweeper()

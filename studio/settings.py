@@ -227,9 +227,9 @@ API_RATE_BURST = envint("STUDIO_API_RATE_BURST", 200)
 API_STEP_TIMEOUT = envint("STUDIO_API_STEP_TIMEOUT", 300)
 # API requests wait for their step in threads of their own, not Django's one sync thread.
 API_THREADS = envint("STUDIO_API_THREADS", 64)
-# The sweep that sends again a step whose task was lost (studio/episodes/sweep.py).
-STEP_SWEEP_EVERY_S = float(env("STUDIO_STEP_SWEEP_EVERY_S", "30"))
-STEP_SWEEP_GRACE_S = float(env("STUDIO_STEP_SWEEP_GRACE_S", "300"))
+# The sweeper that sends again the tasks of work whose message was lost (studio/lib/sweep.py).
+SWEEP_EVERY_S = float(env("STUDIO_SWEEP_EVERY_S", "30"))
+SWEEP_GRACE_S = float(env("STUDIO_SWEEP_GRACE_S", "300"))
 # Batch rollouts: model calls in flight per endpoint, across all workers.
 ROLLOUT_ENDPOINT_CONCURRENCY = envint("STUDIO_ROLLOUT_ENDPOINT_CONCURRENCY", 8)
 

@@ -21,5 +21,5 @@ os.environ["STUDIO_VAR_DIR"] = tempfile.mkdtemp(prefix="studio-test-var-")
 os.environ["STUDIO_MODEL_CACHE_DIR"] = str(ROOT / "var" / "models")
 os.environ["HF_HUB_OFFLINE"] = "1"
 # No background sweeper in the test process: tests call the sweep themselves.
-os.environ["STUDIO_STEP_SWEEP_EVERY_S"] = "0"
+os.environ["STUDIO_SWEEP_EVERY_S"] = "0"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

@@ -91,6 +91,8 @@ class RolloutEpisode(models.Model):
     error = models.TextField(blank=True)
     lease_owner = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
+    #: When its task was last sent: unleased and unfinished long after, the message was lost.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

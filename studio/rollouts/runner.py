@@ -74,7 +74,7 @@ def rollout_advance(job_id: int, index: int) -> None:
             more = True
     finally:
         RolloutEpisode.objects.filter(pk=row.pk, lease_owner=owner).update(
-            lease_owner="", lease_until=None
+            lease_owner="", lease_until=None, dispatched_at=timezone.now()
         )
     if more:
         dispatch(_task(), job_id, index)

@@ -84,8 +84,18 @@ def rollout_job_create(
 def _dispatch_rows(job: RolloutJob, indexes: Any) -> None:
     from studio.rollouts.tasks import rollout_episode
 
+    indexes = list(indexes)
+    job.rows.filter(index__in=indexes).update(dispatched_at=timezone.now())
     for index in indexes:
         dispatch(rollout_episode, job.pk, index)
+
+
+def rollout_rows_redispatch(*, rows: dict[int, list[int]]) -> int:
+    """Send again the tasks of rows whose task was lost ({job id: [row index, ...]})."""
+    for job in RolloutJob.objects.filter(pk__in=rows, status=JobStatus.RUNNING):
+        with transaction.atomic():
+            _dispatch_rows(job, rows[job.pk])
+    return sum(len(indexes) for indexes in rows.values())
 
 
 def rollout_job_resume(*, job: RolloutJob) -> int:

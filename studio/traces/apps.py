@@ -8,3 +8,9 @@ class TracesConfig(AppConfig):
     label = "traces"
     #: Entries this app adds to the top navigation: (label, url name).
     nav: list[tuple[str, str]] = [("Traces", "traces:list")]
+
+    def ready(self) -> None:
+        from studio.lib.sweep import register
+        from studio.traces.sweep import sweep_simulations
+
+        register(sweep_simulations)

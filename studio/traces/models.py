@@ -174,6 +174,10 @@ class Simulation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    #: When its task was last sent: still pending long after, the message was lost.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    #: When a task claimed it: running past the task time limit, its worker is gone.
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

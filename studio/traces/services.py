@@ -11,12 +11,14 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -403,6 +405,7 @@ def simulation_create(
         endpoint=endpoint,
         endpoint_label=describe_spec(endpoint_spec(endpoint)),
         created_by=user,
+        dispatched_at=timezone.now(),
     )
     dispatch(run_simulation, simulation.pk)
     return simulation
@@ -436,11 +439,24 @@ def _turn_fields(outcome: SimulatedTurnResult) -> dict[str, Any]:
     }
 
 
+def simulation_claim(simulation_id: int) -> bool:
+    """pending -> running in one conditional UPDATE; also takes over an abandoned run.
+
+    A simulation still running after the task time limit was claimed by a worker
+    that died (a living one is killed at that limit): its turns are run again and
+    saved over the same rows.
+    """
+    stale = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    abandoned = Q(status=SimulationStatus.RUNNING, started_at__lt=stale)
+    claimed = Simulation.objects.filter(
+        Q(status=SimulationStatus.PENDING) | abandoned, pk=simulation_id
+    ).update(status=SimulationStatus.RUNNING, started_at=timezone.now())
+    return claimed == 1
+
+
 def simulation_run(*, simulation_id: int) -> Simulation:
     """Claim a pending simulation and run it, saving and publishing each turn."""
-    claimed = Simulation.objects.filter(pk=simulation_id, status=SimulationStatus.PENDING).update(
-        status=SimulationStatus.RUNNING
-    )
+    claimed = simulation_claim(simulation_id)
     simulation = Simulation.objects.select_related("trace", "scenario", "endpoint").get(
         pk=simulation_id
     )

@@ -29,7 +29,7 @@ def _step(index: int, status: str, *, dispatched_ago: float, started_ago: float 
     )
 
 
-@override_settings(STEP_SWEEP_GRACE_S=60, CELERY_TASK_TIME_LIMIT=600)
+@override_settings(SWEEP_GRACE_S=60, CELERY_TASK_TIME_LIMIT=600)
 def test_only_steps_whose_task_looks_lost_are_found():
     waiting = _step(1, "pending", dispatched_ago=5)  # its task is probably queued
     lost = _step(2, "pending", dispatched_ago=120)
@@ -41,7 +41,7 @@ def test_only_steps_whose_task_looks_lost_are_found():
     assert {waiting.pk, running.pk, done.pk}.isdisjoint(lost_steps())
 
 
-@override_settings(STEP_SWEEP_GRACE_S=60)
+@override_settings(SWEEP_GRACE_S=60)
 def test_a_swept_step_runs_once_and_is_not_sent_again_at_once():
     lost = _step(1, "pending", dispatched_ago=120)
 

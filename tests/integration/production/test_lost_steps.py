@@ -80,8 +80,8 @@ def test_the_sweep_runs_steps_whose_task_was_lost(model_url: str) -> None:
     require_service("Redis", 6379)
     env = {
         "STUDIO_MODEL_URL": model_url,
-        "STUDIO_STEP_SWEEP_EVERY_S": "1",
-        "STUDIO_STEP_SWEEP_GRACE_S": "2",
+        "STUDIO_SWEEP_EVERY_S": "1",
+        "STUDIO_SWEEP_GRACE_S": "2",
     }
     with production_stack(workers=1, extra_env=env, web=False) as stack:
         ids = json.loads(stack.shell(LOSE).strip().splitlines()[-1])
