@@ -122,14 +122,18 @@ def test_sample_traces_export_as_agentworldbench_rows(project, tmp_path):
     assert services.awb_export(project=project, target=tmp_path / "out.jsonl") == turns
 
 
-def test_the_home_page_links_to_the_sandbox_traces():
-    call_command("bootstrap", "--no-examples")
-    user = get_user_model().objects.get()
-    assert Membership.objects.filter(user=user, project__slug="sandbox").exists()
+def test_the_home_page_links_to_the_sandbox_traces_which_lists_the_samples():
+    call_command("bootstrap")
     client = Client()
-    client.force_login(user)
+    client.force_login(get_user_model().objects.get())
 
     page = client.get("/").content.decode()
+    traces = client.get("/traces/?project=sandbox").content.decode()
 
-    sandbox = Project.objects.get(slug="sandbox")
-    assert f'href="/traces/?project={sandbox.slug}" id="sample-traces"' in page
+    assert 'href="/traces/?project=sandbox" id="sample-traces"' in page
+    for sample in SAMPLES:
+        assert sample.title in traces
+
+
+def test_the_home_page_has_no_sandbox_link_for_non_members(signed_in):
+    assert 'id="sample-traces"' not in signed_in.get("/").content.decode()
