@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from studio.core.models import Membership, ModelEndpoint, Project
@@ -137,3 +138,16 @@ def test_the_home_page_links_to_the_sandbox_traces_which_lists_the_samples():
 
 def test_the_home_page_has_no_sandbox_link_for_non_members(signed_in):
     assert 'id="sample-traces"' not in signed_in.get("/").content.decode()
+
+
+def test_load_samples_reports_what_it_created_and_refuses_an_unknown_project(project):
+    out = StringIO()
+    call_command("load_samples", project="review", verbosity=2, stdout=out)
+    call_command("load_samples", project="review", verbosity=2, stdout=out)
+
+    lines = out.getvalue().splitlines()
+    assert lines.count(f"Samples: {len(SAMPLES)} trace(s) created in review.") == 1
+    assert lines.count("Samples: 0 trace(s) created in review.") == 1
+    assert f"exists  {SAMPLES[0].title}" in lines
+    with pytest.raises(CommandError, match="No project"):
+        call_command("load_samples", project="nowhere")
