@@ -8,6 +8,7 @@ carry the exact request that produced each observation.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
@@ -193,6 +194,49 @@ def history_from_tau_bench(data: Mapping[str, Any]) -> tuple[Turn, ...]:
             _, action = waiting.pop(position)
             turns.append(Turn(action, str(message.get("content") or "")))
     return tuple(turns)
+
+
+# In a BrowserGym experiment log, each step's prompt has a "# Current page Accessibility
+# Tree" section (a blank line, the tree, then two blank lines before the next "# "
+# heading); the agent's answer follows " - INFO - action:" with the action in a fence.
+_LOG_TREE = re.compile(
+    r"^# Current page Accessibility Tree\n\n(.*?)\n\n\n# ", re.DOTALL | re.MULTILINE
+)
+_LOG_ACTION = re.compile(r" - INFO - action:\n.*?```(.*?)```", re.DOTALL)
+_LOG_GOAL = re.compile(r"^# Goal\n\n(.*?)\n# ", re.DOTALL | re.MULTILINE)
+
+
+def browsergym_log_trees(log: str) -> list[str]:
+    """Every accessibility tree a BrowserGym experiment log shows the agent, step by step."""
+    trees: list[str] = _LOG_TREE.findall(log)
+    return trees
+
+
+def browsergym_log_actions(log: str) -> list[str]:
+    """The action the agent took after each tree of the log (``click("227")``, ...)."""
+    return [action.strip() for action in _LOG_ACTION.findall(log)]
+
+
+def browsergym_log_goal(log: str) -> str:
+    """The task the agent was given (its first prompt's "# Goal"), or ``""``."""
+    found = _LOG_GOAL.search(log)
+    return found.group(1).strip() if found else ""
+
+
+def history_from_browsergym_log(log: str) -> tuple[Turn, ...]:
+    """web history from a BrowserGym log: each action and the tree the agent saw next.
+
+    The first tree is the initial page, not an observation; an action whose
+    result the log never shows (the run's last, usually ``send_msg_to_user``)
+    is left out, as it has no real observation to compare against.
+    """
+    trees = browsergym_log_trees(log)
+    if not trees:
+        raise FormatError("no accessibility tree in the log", field="log")
+    return tuple(
+        Turn(action, tree)
+        for action, tree in zip(browsergym_log_actions(log), trees[1:], strict=False)
+    )
 
 
 def _call_action(function: Mapping[str, Any]) -> str:

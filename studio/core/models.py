@@ -21,6 +21,11 @@ class Role(models.TextChoices):
     VIEWER = "viewer", "Viewer"
 
 
+#: The project ``manage.py bootstrap`` creates with the examples and sample traces;
+#: the home page points newcomers at it.
+SANDBOX_SLUG = "sandbox"
+
+
 class Project(models.Model):
     name = models.CharField(max_length=120, unique=True)
     slug = models.SlugField(max_length=120, unique=True)

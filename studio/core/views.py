@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET
 
 from studio.core.access import projects_for
 from studio.core.health import run_checks
+from studio.core.models import SANDBOX_SLUG
 
 CHECK_LABELS = {
     "database": "Database",
@@ -29,7 +30,12 @@ def home(request: HttpRequest) -> HttpResponse:
         episode_count=Count("episodes", distinct=True),
     )
     recent = episodes_for_user(request.user)[:8]
-    return render(request, "core/home.html", {"projects": projects, "episodes": recent})
+    sandbox = next((p for p in projects if p.slug == SANDBOX_SLUG), None)
+    return render(
+        request,
+        "core/home.html",
+        {"projects": projects, "episodes": recent, "sandbox": sandbox},
+    )
 
 
 @require_GET

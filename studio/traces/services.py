@@ -256,6 +256,16 @@ def _trace_get_or_create(
     return trace, True
 
 
+def record_trace_get_or_create(*, project: Project, record: EpisodeRecord) -> tuple[Trace, bool]:
+    """``record`` as the trace a trajectory import makes of it, without a file or job.
+
+    For recordings the studio reads itself (the Sandbox's samples): the same
+    fields, turns and content hash, so a second call finds the first's trace.
+    """
+    fields, turns = _trajectory_trace_fields(record)
+    return _trace_get_or_create(project, None, fields, turns)
+
+
 def import_run(*, job_id: int, publish: Progress | None = None) -> ImportJob:
     """Check the whole file, then import it (or its valid lines when ``partial``).
 

@@ -9,6 +9,9 @@ from simulator.engine import step
 from simulator.episode import (
     EpisodeState,
     Turn,
+    browsergym_log_goal,
+    browsergym_log_trees,
+    history_from_browsergym_log,
     history_from_tau_bench,
     history_from_terminal_triple,
 )
@@ -18,6 +21,7 @@ from tests.unit.engine.fakes import FakeBackend, answer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TAU = json.loads((FIXTURES / "mcp/tau_bench_airline_gpt-4o_record0_task0.json").read_text())
+WEBARENA_LOG = (FIXTURES / "web/browsergym_webarena_190_12_shopping.log").read_text()
 
 
 @pytest.mark.parametrize(
@@ -94,3 +98,19 @@ async def test_the_engine_continues_the_tau_bench_trajectory():
     assert result.observation == '{"reservations": ["HATHAT"]}'
     assert backend.requests[0].messages[-2]["content"] == history[-1].observation
     assert state.advance(result).history[-1].action == action
+
+
+def test_browsergym_history_pairs_each_action_with_the_next_tree():
+    trees = browsergym_log_trees(WEBARENA_LOG)
+
+    # Two actions, but only the first one's result (the second tree) is in the log.
+    assert history_from_browsergym_log(WEBARENA_LOG) == (Turn('click("227")', trees[1]),)
+    assert (
+        browsergym_log_goal(WEBARENA_LOG) == "Tell me the total cost of my latest complete order?"
+    )
+
+
+def test_a_browsergym_log_without_trees_is_a_format_error():
+    with pytest.raises(FormatError, match="accessibility tree"):
+        history_from_browsergym_log("2024-11-06 - INFO - action:\n```noop()```")
+    assert browsergym_log_goal("no goal here") == ""

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from simulator.episode import browsergym_log_actions, browsergym_log_trees
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 # (domain, path under tests/fixtures, expected format)
@@ -22,12 +24,6 @@ TAU_BENCH = FIXTURES / "mcp" / "tau_bench_airline_gpt-4o_record0_task0.json"
 WEBARENA_LOG = "web/browsergym_webarena_190_12_shopping.log"
 PLAYWRIGHT_MCP_RESULT = "web/playwright_mcp_saucedemo_products.md"
 
-# In the log, each step's prompt has a "# Current page Accessibility Tree" section:
-# a blank line, the tree, then two blank lines before the next "# " heading.
-_LOG_TREE = re.compile(
-    r"^# Current page Accessibility Tree\n\n(.*?)\n\n\n# ", re.DOTALL | re.MULTILINE
-)
-_LOG_ACTION = re.compile(r" - INFO - action:\n.*?```(.*?)```", re.DOTALL)
 _YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 
 
@@ -45,12 +41,12 @@ def terminal_triples() -> list[tuple[str, dict[str, Any]]]:
 
 def webarena_log_trees() -> list[str]:
     """Every accessibility tree the BrowserGym WebArena log shows the agent, step by step."""
-    return _LOG_TREE.findall(read(WEBARENA_LOG))
+    return browsergym_log_trees(read(WEBARENA_LOG))
 
 
 def webarena_log_actions() -> list[str]:
     """The action the agent took after each tree of the log (``click("227")``, ...)."""
-    return [action.strip() for action in _LOG_ACTION.findall(read(WEBARENA_LOG))]
+    return browsergym_log_actions(read(WEBARENA_LOG))
 
 
 def playwright_mcp_snapshots() -> list[str]:

@@ -1,4 +1,4 @@
-"""First-run setup for ``make run``: a local account, a sandbox project, example worlds.
+"""First-run setup for ``make run``: a local account, a sandbox project, examples.
 
 The password is random, shown once and kept in var/first-login.txt (mode 0600),
 so no fixed password ever lives in the repository.
@@ -16,13 +16,16 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from studio.core.models import Membership, Project, Role
+from studio.core.models import SANDBOX_SLUG, Membership, Project, Role
 
 SANDBOX = "Sandbox"
 
 
 class Command(BaseCommand):
-    help = "Create a local account and a sandbox project on first run; load example worlds."
+    help = (
+        "Create a local account and a sandbox project on first run; "
+        "load example worlds and sample traces."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--username", default="", help="default: your login name")
@@ -43,14 +46,20 @@ class Command(BaseCommand):
             if owner is None:  # pragma: no cover  (created just above)
                 raise RuntimeError("no user")
             project, _ = Project.objects.get_or_create(
-                slug="sandbox",
-                defaults={"name": SANDBOX, "description": "Example worlds and scenarios."},
+                slug=SANDBOX_SLUG,
+                defaults={
+                    "name": SANDBOX,
+                    "description": "Example worlds and scenarios, and real sample traces.",
+                },
             )
             Membership.objects.get_or_create(
                 project=project, user=owner, defaults={"role": Role.OWNER}
             )
-        if not options["no_examples"] and "load_examples" in get_commands():
-            call_command("load_examples", project="sandbox", verbosity=0)
+        if not options["no_examples"]:
+            # The example worlds and the sample traces live in their own apps.
+            for command in ("load_examples", "load_samples"):
+                if command in get_commands():
+                    call_command(command, project=SANDBOX_SLUG, verbosity=0)
         if login_file.exists():
             self.stdout.write(f"Sign in with the account in {login_file}:")
             self.stdout.write(login_file.read_text().rstrip())
