@@ -28,6 +28,12 @@ def domain_names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
+def is_gui(name: str) -> bool:
+    """Whether ``name``'s observations are screens shown rendered (False for an unknown name)."""
+    domain = _REGISTRY.get(name)
+    return domain is not None and domain.gui
+
+
 for _domain in (
     McpDomain(),
     SearchDomain(),
@@ -39,4 +45,4 @@ for _domain in (
 ):
     register(_domain)
 
-__all__ = ["Action", "Domain", "ReadAction", "domain_names", "get_domain", "register"]
+__all__ = ["Action", "Domain", "ReadAction", "domain_names", "get_domain", "is_gui", "register"]

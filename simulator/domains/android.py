@@ -254,6 +254,7 @@ class AndroidDomain(Domain):
     title = "Android"
     observation_formats = (UIAUTOMATOR_XML, ANDROID_ELEMENTS)
     renderer = UIAUTOMATOR_XML
+    gui = True
     action_fence = "json"
 
     def system_prompt(self, world: World) -> str:

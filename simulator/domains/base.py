@@ -70,6 +70,8 @@ class Domain(ABC):
     renderer: ClassVar[str]
     #: True when observations are JSON and constrained decoding may be asked for.
     json_observations: ClassVar[bool] = False
+    #: True when observations are screens (a page, a desktop, a phone) shown rendered.
+    gui: ClassVar[bool] = False
     #: The fence language of an action in AgentWorldBench's turn text (None: not fenced).
     action_fence: ClassVar[str | None] = None
     #: True when the benchmark states the agent's task in the first turn, not the system prompt.

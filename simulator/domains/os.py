@@ -155,6 +155,7 @@ class OsDomain(Domain):
     title = "Desktop"
     observation_formats = (OS_A11Y,)
     renderer = OS_A11Y
+    gui = True
     action_fence = "python"
     task_in_first_turn = True
 

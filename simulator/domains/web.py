@@ -165,6 +165,7 @@ class WebDomain(Domain):
     title = "Web browsing"
     observation_formats = (HTML, AXTREE, ARIA_YAML)
     renderer = HTML
+    gui = True
     action_fence = "python"
 
     def observation_format_of(self, world: World) -> str:

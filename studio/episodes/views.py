@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from simulator.domains import domain_names, get_domain
+from simulator.domains import domain_names, get_domain, is_gui
 from simulator.errors import InvalidAction, InvalidPerturbation, OutputCutOff
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.prompting import domain_for
@@ -31,8 +31,6 @@ from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, Step
 from studio.episodes.selectors import episodes_for_user, last_observation
 from studio.lib.render_response import on_render_origin
 from studio.worlds.models import Scenario, World
-
-GUI_DOMAINS = ("web", "os", "android")
 
 
 def _episode(request: HttpRequest, pk: int, *, edit: bool = False) -> Episode:
@@ -103,7 +101,7 @@ def _page_context(request: HttpRequest, episode: Episode) -> dict[str, Any]:
     return {
         **controls_context(episode, can_edit),
         "steps": [step_context(s, can_edit, last=s is steps[-1]) for s in steps],
-        "gui": episode.domain in GUI_DOMAINS,
+        "gui": is_gui(episode.domain),
         "initial_url": on_render_origin(
             reverse("episodes:render-initial", kwargs={"pk": episode.pk})
         ),

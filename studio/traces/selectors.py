@@ -11,7 +11,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from simulator.anchors import AnchorDiff, compare_anchors
 from simulator.diffing import Diff, diff_observations
-from simulator.domains import ReadAction, get_domain
+from simulator.domains import ReadAction, get_domain, is_gui
 from simulator.judge import DIMENSIONS, Agreement, agreement, normalize
 from studio.core.models import Project
 from studio.traces.models import (
@@ -23,8 +23,6 @@ from studio.traces.models import (
     Trace,
     TuringGuess,
 )
-
-GUI_DOMAINS = {"web", "os", "android"}
 
 
 def trace_list(*, project: Project) -> QuerySet[Trace]:
@@ -79,7 +77,7 @@ def turn_review(*, turn: SimulatedTurn, user: AbstractBaseUser | AnonymousUser) 
         judge=turn.judge_scores.order_by("-created_at", "-id").first(),
         turing=turn.turing_guesses.order_by("-created_at", "-id").first(),
         annotation=Annotation.objects.filter(simulated_turn=turn, user_id=user.pk or 0).first(),
-        gui=domain in GUI_DOMAINS,
+        gui=is_gui(domain),
         action=_read_action(domain, turn.turn.action),
     )
 

@@ -112,10 +112,6 @@ def fields_for(domain: str) -> tuple[Field, ...]:
     )
 
 
-def is_gui(domain: str) -> bool:
-    return domain in ("web", "os", "android")
-
-
 @dataclass
 class Draft:
     domain: str

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from simulator.domains import is_gui
 from simulator.errors import InvalidWorld
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.scenario import ScenarioError
@@ -107,7 +108,7 @@ def _editor_context(
         "head": head,
         "draft": draft,
         "can_edit": _can_edit(request, world),
-        "gui": drafts.is_gui(world.domain),
+        "gui": is_gui(world.domain),
         "revision_count": world.revisions.count(),
         "scenarios": world.scenarios.filter(archived=False),
         **extra,

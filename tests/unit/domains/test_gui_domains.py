@@ -190,3 +190,10 @@ def test_android_ids_are_node_positions_or_element_numbers():
     assert ANDROID.ids_in("<?xml version='1.0'?><hierarchy><node>") == set()
     assert ANDROID.ids_in("UI element 0: {}\nUI element 1: {}") == {"0", "1"}
     assert ANDROID.referenced_ids(ANDROID.parse_action('{"action_type": "wait"}', WORLD)) == []
+
+
+def test_the_registry_says_which_domains_show_screens():
+    from simulator.domains import domain_names, is_gui
+
+    assert {name for name in domain_names() if is_gui(name)} == {"web", "os", "android"}
+    assert not is_gui("no-such-domain")
