@@ -246,3 +246,28 @@ def embedded_studio(*, extra_env: dict[str, str] | None = None) -> Iterator[Stac
         yield stack
     finally:
         stack.close()
+
+
+@contextlib.contextmanager
+def model_server_process(*options: str) -> Iterator[str]:
+    """``python -m simulator.serve`` in a process of its own (as a deployment's model server
+    is), with ``options`` on its command line; yields its URL once it answers."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "simulator.serve", "--port", str(port), *options],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        try:
+            return httpx.get(f"{url}/health", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_until(answers, 30, "the protocol test server")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(10)

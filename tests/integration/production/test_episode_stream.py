@@ -9,15 +9,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.integration.stack import ROOT, Stack, free_port, production_stack, wait_until
+from tests.integration.stack import (
+    Stack,
+    model_server_process,
+    production_stack,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -26,26 +27,8 @@ DONE = r'id="step-{n}"[^>]*data-status="done"'
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "simulator.serve", "--port", str(port),
-         "--latency-ms", "150", "--tokens-per-s", "25", "--reasoning"],
-        cwd=ROOT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-
-    def answers() -> bool:
-        try:
-            return httpx.get(f"{url}/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    try:
-        wait_until(answers, 30, "the protocol test server")
+    with model_server_process("--latency-ms", "150", "--tokens-per-s", "25", "--reasoning") as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,17 @@ The worker's sweeper (every second here) sends their tasks again; the claim runs
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from tests.conftest import require_service
-from tests.integration.stack import ROOT, Stack, free_port, production_stack, wait_until
+from tests.integration.stack import (
+    Stack,
+    model_server_process,
+    production_stack,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -54,25 +56,8 @@ print(json.dumps([[s.status, s.attempts, s.observation != ""]
 
 @pytest.fixture
 def model_url() -> Iterator[str]:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "simulator.serve", "--port", str(port), "--latency-ms", "50"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-
-    def answers() -> bool:
-        try:
-            return httpx.get(f"{url}/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    try:
-        wait_until(answers, 30, "the protocol test server")
+    with model_server_process("--latency-ms", "50") as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def test_the_sweep_runs_steps_whose_task_was_lost(model_url: str) -> None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,7 +20,12 @@ import httpx
 import pytest
 
 from tests.conftest import require_service
-from tests.integration.stack import ROOT, Stack, free_port, production_stack, wait_until
+from tests.integration.stack import (
+    Stack,
+    model_server_process,
+    production_stack,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -59,25 +62,8 @@ print(json.dumps({{"status": job.status, "rows": rows, "steps": per_episode,
 
 @pytest.fixture
 def model_server() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "simulator.serve", "--port", str(port), "--latency-ms", "250"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        try:
-            return httpx.get(f"{url}/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    try:
-        wait_until(up, 30, "the protocol test server")
+    with model_server_process("--latency-ms", "250") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def _progress(client: httpx.Client, job: int) -> dict[str, int]:
