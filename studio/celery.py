@@ -10,7 +10,8 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import task_postrun, task_prerun, worker_ready
+from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
 
@@ -25,3 +26,14 @@ def _sweep_lost_steps(**_: Any) -> None:
     from studio.lib.sweep import start_sweeper
 
     start_sweeper()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _return_connections(**_: Any) -> None:
+    """Give the task's database connections back to the pool (or drop broken ones).
+
+    Stands in for the fixup's per-task close, which ``CELERY_DB_REUSE_MAX`` turns off
+    because it also closed the pool: the pool now lives as long as the worker process.
+    """
+    close_old_connections()

