@@ -66,8 +66,9 @@ OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
 class AwbRow:
     """One row; ``data`` is the row as read (key order kept), ``text`` its line as read.
 
-    ``text`` (without the line's ``\n``) is what an export writes back, so a file
-    comes out byte for byte as it went in, whatever serialiser wrote it.
+    ``text`` keeps the line's ending too (none on a file's last line may be): it is
+    what an export writes back, so a file comes out byte for byte as it went in,
+    whatever serialiser wrote it.
     """
 
     data: Mapping[str, Any]
@@ -92,7 +93,7 @@ class AwbRow:
         return int(self.data["turn_idx"])
 
     def dumps(self) -> str:
-        return self.text if self.text is not None else dump_row(self.data)
+        return self.text.rstrip("\r\n") if self.text is not None else dump_row(self.data)
 
     @property
     def turn_texts(self) -> list[str]:
@@ -194,7 +195,7 @@ def iter_awb(source: str | Path | Iterable[str]) -> Iterator[AwbRow | FormatErro
             for field, reason in problems:
                 yield FormatError(reason, line=number, field=field)
         else:
-            yield AwbRow(data, number, line.removesuffix("\n"))
+            yield AwbRow(data, number, line)
 
 
 def read_awb(source: str | Path | Iterable[str]) -> list[AwbRow]:

@@ -99,7 +99,8 @@ def trace_rows(trace: Trace, turns: Sequence[TraceTurn]) -> list[dict[str, Any]]
 
 
 def project_lines(project: Project) -> Iterator[str]:
-    """Every row of the project's traces as a line: imported rows byte for byte, in file order.
+    """Every row of the project's traces as a line with its ending: imported rows byte for
+    byte (a file's last line may have none), in file order.
 
     Imported rows come first, ordered by import and line, so a file imported into
     a project gives back exactly its lines; then the rows of the other traces.
@@ -117,7 +118,7 @@ def project_lines(project: Project) -> Iterator[str]:
     )
     for trace in others:
         for data in built_rows(trace, list(trace.turns.all())):
-            yield dump_row(data)
+            yield dump_row(data) + "\n"
 
 
 def trace_world(trace: Trace) -> World:

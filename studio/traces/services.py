@@ -221,7 +221,7 @@ def _store_rows(path: Path, created: dict[tuple[str, str], Trace], skip: set[int
                     trace=trace,
                     turn_idx=item.turn_idx,
                     position=item.line or 0,
-                    text=item.text or item.dumps(),
+                    text=item.text if item.text is not None else item.dumps() + "\n",
                 )
             )
         if len(batch) >= 500:
@@ -742,11 +742,17 @@ def awb_export(*, project: Project, target: Path) -> int:
     """Write the project's traces as AgentWorldBench JSONL; returns the row count.
 
     Imported rows are written back byte for byte in their file's order
-    (:func:`studio.traces.awb_rows.project_lines`).
+    (:func:`studio.traces.awb_rows.project_lines`), line endings included: only a
+    row that ended a file without a newline gets one when another row follows it.
     """
     count = 0
+    previous: str | None = None
     with open(target, "w", encoding="utf-8", newline="") as sink:
         for line in project_lines(project):
-            sink.write(line + "\n")
+            if previous is not None:
+                sink.write(previous if previous.endswith("\n") else previous + "\n")
+            previous = line
             count += 1
+        if previous is not None:
+            sink.write(previous)
     return count

@@ -27,12 +27,31 @@ def awb_file(tmp_path):
 
 
 @pytest.mark.django_db
-def test_import_then_export_gives_back_the_same_bytes(project, awb_file, tmp_path):
+@pytest.mark.parametrize("ending", ["lf", "no final newline", "crlf"])
+def test_import_then_export_gives_back_the_same_bytes(project, awb_file, tmp_path, ending):
+    text = awb_file.read_text(encoding="utf-8")
+    if ending == "no final newline":
+        text = text.removesuffix("\n")
+    elif ending == "crlf":
+        text = text.replace("\n", "\r\n")
+    awb_file.write_text(text, encoding="utf-8", newline="")
     call_command("awb", "import", str(awb_file), "--project", project.name)
     assert Trace.objects.filter(project=project).count() == len(TRAJECTORIES)
     out = tmp_path / "out.jsonl"
     call_command("awb", "export", "--project", project.name, "--out", str(out))
     assert out.read_bytes() == awb_file.read_bytes()
+
+
+@pytest.mark.django_db
+def test_two_files_without_final_newlines_export_as_valid_jsonl(project, tmp_path):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(TRAJECTORIES[0].lines()[0], encoding="utf-8")
+    second.write_text(TRAJECTORIES[2].lines()[0], encoding="utf-8")
+    for path in (first, second):
+        call_command("awb", "import", str(path), "--project", project.name)
+    out = tmp_path / "out.jsonl"
+    call_command("awb", "export", "--project", project.name, "--out", str(out))
+    assert out.read_text(encoding="utf-8") == first.read_text() + "\n" + second.read_text()
 
 
 @pytest.mark.django_db
