@@ -24,6 +24,7 @@ fields unchanged).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sys
 import time
@@ -37,14 +38,19 @@ from typing import IO, Any
 from simulator.awb_turns import render_observation
 from simulator.backends.base import Backend, ModelRequest
 from simulator.chat_client import ChatClient
+from simulator.domains import get_domain
 from simulator.domains.base import Action, Domain
+from simulator.engine import stream_answer
 from simulator.episode import StepResult, Turn
+from simulator.errors import MalformedOutput, OutputCutOff, SimulatorError
 from simulator.formats.awb import infer_messages
 from simulator.judge import DIMENSIONS, NO_OUTPUT, ask, domain_of, extract_observation, normalize
 from simulator.parsing import split_reasoning
-from simulator.perturbations import Perturbation
+from simulator.perturbations import Perturbation, enforce, firing_indexes, prompted_firings
+from simulator.perturbations.spec import StepContext
+from simulator.prompting import build_messages, with_instructions
 from simulator.types import EVAL_SAMPLING, Message, Sampling
-from simulator.verifiers import VerifierResult
+from simulator.verifiers import VerifierResult, run_verifiers
 from simulator.world import World
 
 #: eval.py's defaults for both infer and judge.
@@ -354,15 +360,6 @@ async def simulate_trace(
     enforced ones transform the observation. Rule verifiers run on both the
     simulated and the real observation.
     """
-    import inspect
-
-    from simulator.engine import stream_answer
-    from simulator.errors import MalformedOutput, OutputCutOff, SimulatorError
-    from simulator.perturbations import enforce, firing_indexes, prompted_firings
-    from simulator.perturbations.spec import StepContext
-    from simulator.prompting import build_messages, with_instructions
-    from simulator.verifiers import run_verifiers
-
     if mode not in ("teacher_forced", "free_running"):
         raise ValueError(f"unknown mode {mode!r}")
     domain = _known_domain(world.domain)
@@ -452,8 +449,6 @@ async def simulate_trace(
 
 def _known_domain(name: str) -> Domain | None:
     """The registered domain called ``name``; None for a task outside the studio's domains."""
-    from simulator.domains import get_domain
-
     try:
         return get_domain(name)
     except KeyError:
