@@ -231,8 +231,6 @@ API_MAX_REQUEST_BYTES = envint("STUDIO_API_MAX_REQUEST_BYTES", 256 * 1024)
 API_RATE_PER_S = float(env("STUDIO_API_RATE_PER_S", "50"))
 API_RATE_BURST = envint("STUDIO_API_RATE_BURST", 200)
 API_STEP_TIMEOUT = envint("STUDIO_API_STEP_TIMEOUT", 300)
-# API requests wait for their step in threads of their own, not Django's one sync thread.
-API_THREADS = envint("STUDIO_API_THREADS", 64)
 # The sweeper that sends again the tasks of work whose message was lost (studio/lib/sweep.py).
 SWEEP_EVERY_S = float(env("STUDIO_SWEEP_EVERY_S", "30"))
 SWEEP_GRACE_S = float(env("STUDIO_SWEEP_GRACE_S", "300"))
