@@ -1,7 +1,7 @@
 """``awb infer`` throughput: concurrency 32 against one request at a time.
 
 Starts the protocol test server (``python -m simulator.serve --latency-ms 100``)
-as a subprocess, runs ``simulator.awb_eval`` inference (what ``manage.py awb
+as a subprocess, runs ``simulator.review.awb_eval`` inference (what ``manage.py awb
 infer`` runs) over N synthetic rows at concurrency 1 and 32, and prints the
 ratio. The acceptance bar is 25x on 300 rows.
 
@@ -27,8 +27,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulator.awb_eval import infer_row, run_rows  # noqa: E402
 from simulator.chat_client import ChatClient  # noqa: E402
+from simulator.review.awb_eval import infer_row, run_rows  # noqa: E402
 
 
 def rows(n: int) -> list[dict[str, object]]:

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from simulator.errors import PromptFileError
-from simulator.judge import STUDIO_JUDGE_USER_TEMPLATE, JudgePrompts
+from simulator.review.judge import STUDIO_JUDGE_USER_TEMPLATE, JudgePrompts
 
 __all__ = ["OfficialPrompts", "PromptFileError"]
 
@@ -67,7 +67,7 @@ class OfficialPrompts:
         return self._template
 
     def judge_prompts(self) -> JudgePrompts:
-        """These files as the judge's texts (see :func:`simulator.judge.build_judge_messages`)."""
+        """These files as the judge's texts (see :func:`simulator.review.judge.build_judge_messages`)."""
         return JudgePrompts(self.judge_system_prompt, self.judge_user_template())
 
     def _domain_file(self, domain: str, name: str) -> Path:

@@ -9,10 +9,10 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
-from simulator.anchors import AnchorDiff, compare_anchors
-from simulator.diffing import Diff, diff_observations
 from simulator.domains import ReadAction, get_domain, is_gui
-from simulator.judge import DIMENSIONS, Agreement, agreement, normalize
+from simulator.review.anchors import AnchorDiff, compare_anchors
+from simulator.review.diffing import Diff, diff_observations
+from simulator.review.judge import DIMENSIONS, Agreement, agreement, normalize
 from studio.core.models import Project
 from studio.traces.models import (
     Annotation,

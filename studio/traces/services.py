@@ -22,12 +22,13 @@ from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from simulator.awb_eval import RecordedTurn, SimulatedTurnResult, simulate_trace
 from simulator.backends import create_backend
 from simulator.errors import FormatError
 from simulator.formats.awb import AwbRow, iter_awb
 from simulator.formats.trajectory import EpisodeRecord, iter_trajectories
-from simulator.judge import (
+from simulator.perturbations import Perturbation
+from simulator.review.awb_eval import RecordedTurn, SimulatedTurnResult, simulate_trace
+from simulator.review.judge import (
     DIMENSIONS,
     build_judge_messages,
     complete,
@@ -36,7 +37,6 @@ from simulator.judge import (
     parse_choice,
     turing_messages,
 )
-from simulator.perturbations import Perturbation
 from simulator.types import Sampling
 from studio.core.endpoints import default_endpoint_spec, describe_spec
 from studio.core.models import Membership, ModelEndpoint, Project, Role
@@ -588,7 +588,7 @@ def judge_simulation(
     *, simulation_id: int, endpoint_id: int | None = None, turing: bool = False
 ) -> int:
     """Judge every simulated turn (rubric scores, or blind A/B guesses); returns how many."""
-    from simulator.judge import judged_fields
+    from simulator.review.judge import judged_fields
     from simulator.types import EVAL_SAMPLING
 
     simulation = Simulation.objects.select_related("trace").get(pk=simulation_id)
@@ -667,7 +667,7 @@ def annotation_save(*, turn: SimulatedTurn, user: Any, data: dict[str, Any]) -> 
 
 def _awb_simulated_turn(project: Project, row: dict[str, Any], label: str) -> SimulatedTurn:
     """The stored simulated turn of an AWB row's ``gen`` (its trace created if missing)."""
-    from simulator.judge import extract_observation
+    from simulator.review.judge import extract_observation
 
     fields, turns = trace_fields(AwbRow(row))
     trace = (

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from simulator.judge import STUDIO_JUDGE_USER_TEMPLATE, judge_system_prompt
+from simulator.review.judge import STUDIO_JUDGE_USER_TEMPLATE, judge_system_prompt
 from simulator.serve import ServerOptions
 from simulator.serve.replies import scripted_observation
 from simulator.serve.threaded import start_server_in_thread

@@ -6,7 +6,9 @@ import json
 import time
 from pathlib import Path
 
-from simulator.awb_eval import (
+from simulator.backends import ReplayBackend, ScriptedBackend
+from simulator.formats.awb import infer_messages, read_awb
+from simulator.review.awb_eval import (
     RecordedTurn,
     aggregate,
     format_report,
@@ -15,8 +17,6 @@ from simulator.awb_eval import (
     run_rows,
     simulate_trace,
 )
-from simulator.backends import ReplayBackend, ScriptedBackend
-from simulator.formats.awb import infer_messages, read_awb
 from simulator.world import World
 
 FIXTURE = (
@@ -211,6 +211,6 @@ def test_it_loads_a_data_dir_like_eval_py(tmp_path):
     (tmp_path / "mcp_test.jsonl").write_text('  {"n": 1}  \n\n   \n{"n": 2}')
     (tmp_path / "mcp_train.jsonl").write_text('{"n": 99}\n')
     (tmp_path / "notes.txt").write_text("x")
-    from simulator.awb_eval import load_data
+    from simulator.review.awb_eval import load_data
 
     assert load_data(tmp_path) == [{"n": 1}, {"n": 2}, {"n": 3}]

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simulator.anchors import compare_anchors, extract_anchors
-from simulator.diffing import diff_observations
+from simulator.review.anchors import compare_anchors, extract_anchors
+from simulator.review.diffing import diff_observations
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

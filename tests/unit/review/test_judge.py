@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from simulator.backends import ScriptedBackend
-from simulator.judge import (
+from simulator.review.judge import (
     DIMENSIONS,
     STUDIO_JUDGE_USER_TEMPLATE,
     JudgePrompts,
@@ -223,7 +223,7 @@ def test_normalize_maps_one_to_five_onto_zero_to_hundred():
 
 
 def test_agreement_gives_mad_pearson_and_spearman():
-    from simulator.judge import agreement
+    from simulator.review.judge import agreement
 
     result = agreement([(1, 2), (2, 3), (3, 5), (4, 4)])
     assert result.n == 4

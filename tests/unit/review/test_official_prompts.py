@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from simulator.errors import SimulatorError
-from simulator.judge import STUDIO_JUDGE_USER_TEMPLATE, build_judge_messages
 from simulator.official_prompts import OfficialPrompts, PromptFileError
+from simulator.review.judge import STUDIO_JUDGE_USER_TEMPLATE, build_judge_messages
 
 TEMPLATE = (
     "{context}\n\n{world_model_input}\n\n{predicted_observation}\n\n{ground_truth}\n\nRate it."

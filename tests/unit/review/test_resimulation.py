@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from simulator.awb_eval import RecordedTurn, simulate_trace
 from simulator.backends.scripted import ScriptedBackend
 from simulator.formats.awb import AwbRow
 from simulator.perturbations import Perturbation
+from simulator.review.awb_eval import RecordedTurn, simulate_trace
 from simulator.types import EVAL_SAMPLING
 from simulator.world import World
 

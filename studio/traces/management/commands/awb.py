@@ -8,7 +8,7 @@ report on stdout, so ``python eval.py`` can be swapped for
 ``--project`` (store the results for review), the studio's configured model when
 no base URL is given, ``--official-prompts`` for the judge, and the older
 ``--input/--output/--endpoint/--model`` spellings. The logic lives in
-:mod:`simulator.awb_eval` and :mod:`simulator.judge`.
+:mod:`simulator.review.awb_eval` and :mod:`simulator.review.judge`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulator.awb_eval import (
+from simulator.backends import create_backend
+from simulator.backends.base import Backend
+from simulator.chat_client import ChatClient
+from simulator.official_prompts import OfficialPrompts, PromptFileError
+from simulator.review.awb_eval import (
     DEFAULT_SAMPLING,
     RunSummary,
     aggregate,
@@ -33,11 +37,7 @@ from simulator.awb_eval import (
     read_rows,
     run_rows,
 )
-from simulator.backends import create_backend
-from simulator.backends.base import Backend
-from simulator.chat_client import ChatClient
-from simulator.judge import JudgePrompts, domain_of, judge_row
-from simulator.official_prompts import OfficialPrompts, PromptFileError
+from simulator.review.judge import JudgePrompts, domain_of, judge_row
 from simulator.types import Sampling
 from studio.core.endpoints import default_endpoint_spec
 from studio.traces import services

@@ -4,7 +4,7 @@
   turns as user (``prompt[i]``) / assistant (``response[i]``) pairs and then the
   current turn's prompt ``prompt[turn_idx - 1]``; the model's content text is added
   to the row as ``gen`` (``""`` when the call fails).
-- **judge**: :func:`simulator.judge.judge_row` adds ``total_score`` (1–5), the five
+- **judge**: :func:`simulator.review.judge.judge_row` adds ``total_score`` (1–5), the five
   dimension scores, ``failed``, ``strengths``, ``weaknesses``, ``extracted_output``
   and ``judge_raw_output``.
 - **score**: :func:`aggregate` groups rows by domain, keeps rows with
@@ -44,11 +44,18 @@ from simulator.engine import stream_answer
 from simulator.episode import StepResult, Turn
 from simulator.errors import MalformedOutput, OutputCutOff, SimulatorError
 from simulator.formats.awb import infer_messages
-from simulator.judge import DIMENSIONS, NO_OUTPUT, ask, domain_of, extract_observation, normalize
 from simulator.parsing import split_reasoning
 from simulator.perturbations import Perturbation, enforce, firing_indexes, prompted_firings
 from simulator.perturbations.spec import StepContext
 from simulator.prompting import build_messages, with_instructions
+from simulator.review.judge import (
+    DIMENSIONS,
+    NO_OUTPUT,
+    ask,
+    domain_of,
+    extract_observation,
+    normalize,
+)
 from simulator.types import EVAL_SAMPLING, Message, Sampling
 from simulator.verifiers import VerifierResult, run_verifiers
 from simulator.world import World

@@ -284,7 +284,7 @@ def os_anchors(observation: str) -> Anchors:
 
 def json_anchors(observation: str) -> Anchors:
     """Top-level keys, an error flag and the size of the first list of a JSON result."""
-    from simulator.diffing import parse_json
+    from simulator.review.diffing import parse_json
 
     value = parse_json(observation)
     if value is None:
