@@ -176,6 +176,44 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(names[k] for k in kinds)
 
 
+def parse_row(text: str, line: int | None = None) -> AwbRow:
+    """One stored line as a row, its text kept; :class:`FormatError` when it is not one."""
+    for item in iter_awb([text]):
+        if isinstance(item, FormatError):
+            raise FormatError(item.reason, line=line, field=item.field)
+        return AwbRow(item.data, line, text)
+    raise FormatError("a blank line is not a row", line=line)
+
+
+def id_key(value: Any) -> str:
+    """A row's ``id`` as one text, ``5`` and ``"5"`` kept apart: how a trajectory is named."""
+    return json.dumps(value)
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Every non-blank line of a file as an object, unchecked: ``eval.py``'s reader.
+
+    For running rows as ``eval.py`` runs them (which accepts what it can use);
+    :func:`read_awb` is the checking reader.
+    """
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_data(data_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of every ``*_test.jsonl`` file in ``data_dir``, files in name order.
+
+    This is ``eval.py``'s loader (AgentWorldBench ships one ``<domain>_test.jsonl``
+    per domain): other files are ignored, lines are stripped and blank ones
+    skipped, so the same folder gives the same rows in the same order.
+    """
+    rows = []
+    for path in sorted(Path(data_dir).glob("*_test.jsonl")):
+        with open(path, encoding="utf-8") as handle:
+            rows += [json.loads(line) for line in (raw.strip() for raw in handle) if line]
+    return rows
+
+
 def iter_awb(source: str | Path | Iterable[str]) -> Iterator[AwbRow | FormatError]:
     """Rows of a file (path) or of lines, with a :class:`FormatError` per bad line.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -199,10 +199,6 @@ def front_matter(card: str) -> dict[str, str]:
             key, _, value = line.partition(":")
             result[key.strip()] = value.strip()
     return result
-
-
-def field_names(format: str) -> Sequence[str]:
-    return [name for name, _ in FIELDS[format]]
 
 
 def read_card(path: Path) -> str:

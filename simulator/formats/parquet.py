@@ -16,6 +16,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from simulator.formats.hf import FIELDS
 
 BATCH = 1000
@@ -23,8 +26,6 @@ EXTRA = "extra"
 
 
 def _arrow_type(dtype: str) -> Any:
-    import pyarrow as pa
-
     if dtype in ("string", "json"):
         return pa.string()
     if dtype == "int64":
@@ -36,8 +37,6 @@ def _arrow_type(dtype: str) -> Any:
 
 def schema(format: str) -> Any:
     """The Arrow schema of a format's Parquet file."""
-    import pyarrow as pa
-
     fields = [pa.field(name, _arrow_type(dtype)) for name, dtype in FIELDS[format]]
     if format == "awb":
         fields.append(pa.field(EXTRA, pa.string()))
@@ -77,9 +76,6 @@ def _from_row(format: str, row: dict[str, Any]) -> dict[str, Any]:
 
 def write_parquet(records: Iterable[dict[str, Any]], path: str | Path, format: str) -> int:
     """Write records (dicts as in the JSONL file) to ``path``; returns how many."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     arrow_schema = schema(format)
     count = 0
     with pq.ParquetWriter(str(path), arrow_schema, compression="zstd") as writer:
@@ -97,8 +93,6 @@ def write_parquet(records: Iterable[dict[str, Any]], path: str | Path, format: s
 
 def iter_parquet(path: str | Path, format: str) -> Iterator[dict[str, Any]]:
     """The records of a Parquet file written by :func:`write_parquet`, batch by batch."""
-    import pyarrow.parquet as pq
-
     source = pq.ParquetFile(str(path))
     for batch in source.iter_batches(batch_size=BATCH):
         for row in batch.to_pylist():

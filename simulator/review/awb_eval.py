@@ -13,7 +13,7 @@
   valid row's ``total_score`` (not the mean of the domains). :func:`format_report`
   prints it exactly as ``eval.py score`` does.
 
-:func:`load_data` reads a benchmark folder as ``eval.py infer --data-dir`` does.
+:func:`~simulator.formats.awb.load_data` reads a benchmark folder as ``eval.py infer --data-dir`` does.
 :func:`run_rows` runs infer or judge over many rows at once (an asyncio
 semaphore bounds concurrency), appending each finished row to the output file so
 an interrupted run can resume where it stopped (rows are keyed by task, id and
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import sys
 import time
 from collections import defaultdict
@@ -43,7 +42,9 @@ from simulator.domains.base import Action, Domain
 from simulator.engine import stream_answer
 from simulator.episode import StepResult, Turn
 from simulator.errors import MalformedOutput, OutputCutOff, SimulatorError
-from simulator.formats.awb import infer_messages
+from simulator.formats.awb import dump_row, id_key, infer_messages
+from simulator.formats.awb import load_data as load_data
+from simulator.formats.awb import read_rows as read_rows
 from simulator.parsing import split_reasoning
 from simulator.perturbations import Perturbation, enforce, firing_indexes, prompted_firings
 from simulator.perturbations.spec import StepContext
@@ -78,7 +79,7 @@ Checks = tuple[VerifierResult, ...]
 
 def row_key(row: Mapping[str, Any]) -> RowKey:
     """(task, id, turn_idx): what identifies a row across infer, judge and resume."""
-    return (str(row.get("task", "")), json.dumps(row.get("id")), int(row.get("turn_idx", 0)))
+    return (str(row.get("task", "")), id_key(row.get("id")), int(row.get("turn_idx", 0)))
 
 
 async def infer_row(
@@ -94,26 +95,6 @@ async def infer_row(
 
 
 # ── Running many rows ───────────────────────────────────────────────────────────
-
-
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Every non-blank line of a JSONL file as an object."""
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def load_data(data_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of every ``*_test.jsonl`` file in ``data_dir``, files in name order.
-
-    This is ``eval.py``'s loader (AgentWorldBench ships one ``<domain>_test.jsonl``
-    per domain): other files are ignored, lines are stripped and blank ones
-    skipped, so the same folder gives the same rows in the same order.
-    """
-    rows = []
-    for path in sorted(Path(data_dir).glob("*_test.jsonl")):
-        with open(path, encoding="utf-8") as handle:
-            rows += [json.loads(line) for line in (raw.strip() for raw in handle) if line]
-    return rows
 
 
 def _carries(saved: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
@@ -192,7 +173,7 @@ async def run_rows(
             async with semaphore:
                 result = await work(row)
             results[row_key(row)] = result
-            sink.write(json.dumps(result, ensure_ascii=False) + "\n")
+            sink.write(dump_row(result) + "\n")
             sink.flush()
             if on_row is not None:
                 on_row(result)
@@ -202,7 +183,7 @@ async def run_rows(
     ordered = [results[row_key(r)] for r in rows if row_key(r) in results]
     with open(out_path, "w", encoding="utf-8") as sink:
         for row in ordered:
-            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.write(dump_row(row) + "\n")
     return RunSummary(
         total=len(rows),
         skipped=len(rows) - len(pending),

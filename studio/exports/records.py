@@ -1,29 +1,32 @@
-"""Collection items as export records, read in bounded chunks.
+"""A stored trace or episode as records: the one place the studio makes them.
 
-Items are resolved :data:`CHUNK` at a time (a few queries per chunk, never one
-per row), so an export holds at most one chunk of episodes in memory whatever
-the collection's size. A step item stands for its episode up to and including
-that step; a scenario item is exported by the bundle format only. The records
-are built with simulator.formats, so the studio writes exactly what the
-simulator's readers read.
+Every record the studio writes comes from here: a trace's world and its
+AgentWorldBench rows (what ``awb export`` writes and what re-simulation and the
+judge ask the model), and an episode's or a trace's rows, trajectory record and
+SFT conversation (what collection exports and dataset layouts write). The rows
+are made by :mod:`simulator.formats.awb`, so the studio writes exactly what the
+simulator's readers read, with one set of defaults whatever the object.
 
-Everything a record holds comes back on import (``studio.exports.importing``):
+An imported benchmark row is kept as it was read (:class:`~studio.traces.models.TraceRow`)
+and is authoritative: its system prompt, turn layout and instruction are written
+back unchanged. Other traces and episodes get rows built from their turns.
+
+Everything a record holds comes back on import (:mod:`studio.exports.importing`):
 that is what makes export → import → export byte-identical. Ids and other
 database details therefore never go into a record.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
-from typing import Any, TypeVar
+from typing import Any
 
 from simulator.awb_turns import INSTRUCTION, STATE
 from simulator.episode import StepResult, Timings, Turn, usage_from_dict
 from simulator.errors import InvalidWorld, SimulatorError
-from simulator.formats.awb import REQUIRED_FIELDS, episode_to_awb_rows
+from simulator.formats.awb import REQUIRED_FIELDS, AwbRow, dump_row, episode_to_awb_rows, parse_row
 from simulator.formats.bundle import Bundle
 from simulator.formats.sft import episode_to_sft
 from simulator.formats.trajectory import EpisodeRecord
@@ -35,25 +38,14 @@ from simulator.verifiers import VerifierResult
 from simulator.world import World as WorldSpec
 from studio.core.endpoints import official_system_template
 from studio.core.models import Project
-from studio.episodes.models import Episode, Step, StepStatus
-from studio.exports.models import Collection, ItemKind
-from studio.traces.awb_rows import trace_rows, trace_world
-from studio.traces.models import Trace, TraceTurn
+from studio.episodes.models import Episode, Step
+from studio.traces.models import Trace, TraceRow, TraceSource, TraceTurn
 from studio.worlds.models import Scenario
 
-CHUNK = 200
 #: Episode.metadata keys the importers set; exports read them back so files round-trip.
 AWB_KEY = "awb"
 SYSTEM_PROMPT_KEY = "system_prompt"
 STUDIO_KEY = "studio"
-
-T = TypeVar("T")
-
-
-def chunked(values: Iterable[T], size: int) -> Iterator[list[T]]:
-    iterator = iter(values)
-    while batch := list(islice(iterator, size)):
-        yield batch
 
 
 @dataclass
@@ -72,86 +64,165 @@ class TraceItem:
     turns: list[TraceTurn] = field(default_factory=list)
 
 
-Resolved = EpisodeItem | TraceItem | Scenario | None
+# ── Defaults shared by traces and episodes ────────────────────────────────────────
 
 
-def resolve(project: Project, pairs: Iterable[tuple[str, int]]) -> Iterator[tuple[str, Resolved]]:
-    """(kind, object) for each (kind, id), in order; None for an object that is gone."""
-    for chunk in chunked(pairs, CHUNK):
-        yield from _resolve_chunk(project, chunk)
+def awb_task(domain: str) -> str:
+    """The benchmark's ``task`` for a domain, when the object came from no benchmark row."""
+    return f"agentworld/{domain}"
 
 
-def collection_pairs(collection: Collection) -> Iterator[tuple[str, int]]:
-    items = collection.items.order_by("id").values_list("kind", "object_id")
-    return items.iterator(chunk_size=CHUNK)
+def default_system_prompt(world: WorldSpec, task: str = "") -> str:
+    """The domain's system prompt for this world; empty when the world no longer validates."""
+    try:
+        return system_message(world, task or None)["content"]
+    except (InvalidWorld, SimulatorError):
+        return ""
 
 
-def _resolve_chunk(
-    project: Project, chunk: list[tuple[str, int]]
-) -> Iterator[tuple[str, Resolved]]:
-    ids: dict[str, list[int]] = defaultdict(list)
-    for kind, object_id in chunk:
-        ids[kind].append(object_id)
-    step_heads = {
-        pk: (episode_id, index)
-        for pk, episode_id, index in Step.objects.filter(
-            pk__in=ids[ItemKind.STEP], episode__project=project
-        ).values_list("pk", "episode_id", "index")
-    }
-    episode_ids = set(ids[ItemKind.EPISODE]) | {e for e, _ in step_heads.values()}
-    episodes = Episode.objects.filter(pk__in=episode_ids, project=project).select_related(
-        "world_revision", "scenario"
+def _sections(initial: str | None) -> list[tuple[str, str]]:
+    return [(STATE, initial)] if initial else []
+
+
+# ── Traces ────────────────────────────────────────────────────────────────────────
+
+
+def trace_world(trace: Trace) -> WorldSpec:
+    """The world a trace is simulated in: the recorded one, else one from its initial state."""
+    recorded = trace.metadata.get("world")
+    if isinstance(recorded, dict):
+        try:
+            return WorldSpec.from_dict(recorded)
+        except InvalidWorld:
+            pass
+    return WorldSpec(
+        domain=trace.domain or "unknown",
+        title=trace.title or "Trace",
+        initial_observation=str(trace.metadata.get("initial_state") or ""),
     )
-    by_id = {e.pk: e for e in episodes}
-    steps: dict[int, list[Step]] = defaultdict(list)
-    for step in Step.objects.filter(episode_id__in=by_id, status=StepStatus.DONE).order_by(
-        "episode_id", "index"
-    ):
-        steps[step.episode_id].append(step)
-    scenarios = Scenario.objects.filter(
-        pk__in=ids[ItemKind.SCENARIO], project=project
-    ).select_related("world_revision")
-    scenario_by_id = {s.pk: s for s in scenarios}
-    turn_heads = {
-        pk: (trace_id, index)
-        for pk, trace_id, index in TraceTurn.objects.filter(
-            pk__in=ids[ItemKind.TRACE_TURN], trace__project=project
-        ).values_list("pk", "trace_id", "index")
+
+
+def stored_rows(trace: Trace) -> list[AwbRow]:
+    """The rows imported for ``trace``, in file order (empty when it came from elsewhere)."""
+    return [
+        parse_row(row.text, row.position)
+        for row in TraceRow.objects.filter(trace=trace).order_by("position")
+    ]
+
+
+def _trace_id(trace: Trace) -> Any:
+    try:
+        return json.loads(trace.external_id)
+    except ValueError:
+        return trace.external_id or trace.pk
+
+
+def built_rows(trace: Trace, turns: Sequence[TraceTurn]) -> list[dict[str, Any]]:
+    """Rows for a trace without imported rows: one per turn, in the benchmark's layout."""
+    if not turns:
+        return []
+    world = trace_world(trace)
+    task = str(trace.metadata.get("task") or "")
+    return episode_to_awb_rows(
+        [Turn(t.action, t.observation) for t in turns],
+        task=trace.task if trace.source == TraceSource.AWB else awb_task(trace.domain),
+        trajectory_id=_trace_id(trace),
+        system_str=trace.system_prompt or default_system_prompt(world, task),
+        sections=_sections(trace.metadata.get("initial_state")),
+    )
+
+
+def trace_awb_rows(trace: Trace, turns: Sequence[TraceTurn]) -> list[dict[str, Any]]:
+    """The rows of ``trace`` up to its last turn in ``turns``: the imported ones, else built."""
+    stored = stored_rows(trace)
+    if not stored:
+        return built_rows(trace, turns)
+    last = turns[-1].index if turns else 0
+    return [dict(row.data) for row in stored if row.turn_idx <= last]
+
+
+def turn_row(trace: Trace, index: int) -> dict[str, Any]:
+    """The row eval.py evaluates for turn ``index`` of ``trace``.
+
+    The imported row with that ``turn_idx`` when the file had one; else the row
+    the benchmark would have written, built from the latest imported row's
+    turns; for a trace that came from elsewhere, the row built from its turns.
+    """
+    rows = stored_rows(trace)
+    exact = next((row for row in rows if row.turn_idx == index), None)
+    if exact is not None:
+        return dict(exact.data)
+    latest = max(rows, key=lambda row: row.turn_idx, default=None)
+    if latest is not None and index <= latest.turn_idx:
+        return latest.for_turn(index)
+    return built_rows(trace, list(trace.turns.all()))[index - 1]
+
+
+def project_awb_lines(project: Project) -> Iterator[str]:
+    """Every row of the project's traces as a line with its ending: imported rows byte for
+    byte (a file's last line may have none), in file order.
+
+    Imported rows come first, ordered by import and line, so a file imported into
+    a project gives back exactly its lines; then the rows of the other traces.
+    """
+    imported = TraceRow.objects.filter(trace__project=project).order_by(
+        "trace__import_job_id", "position", "id"
+    )
+    for row in imported.iterator(chunk_size=500):
+        yield row.text
+    others = (
+        Trace.objects.filter(project=project)
+        .exclude(rows__isnull=False)
+        .order_by("created_at", "id")
+        .prefetch_related("turns")
+    )
+    for trace in others:
+        for data in built_rows(trace, list(trace.turns.all())):
+            yield dump_row(data) + "\n"
+
+
+def trace_sft_record(item: TraceItem, *, include_reasoning: bool) -> dict[str, Any]:
+    results = [StepResult(t.action, t.observation, "", "", ()) for t in item.turns]
+    record = episode_to_sft(item.trace.system_prompt, results, include_reasoning=include_reasoning)
+    return record.to_dict()
+
+
+def trace_trajectory_record(item: TraceItem) -> dict[str, Any]:
+    """A trace as the episode an import of it becomes, so that exporting a trace,
+    importing the file and exporting again gives the same bytes."""
+    trace = item.trace
+    task = trace.metadata.get("task")
+    seed = trace.metadata.get("seed")
+    metadata = {
+        STUDIO_KEY: {
+            "title": trace.title,
+            "domain": trace.domain,
+            "source": "ui",
+            "status": "closed",
+            "agent": {"kind": "human"},
+            "perturbations": [],
+            "sampling": {},
+            "created_at": trace.created_at.isoformat(),
+            "steps": [{"reward": None, "terminated": False, "outcome": None} for _ in item.turns],
+        }
     }
-    traces = {t.pk: t for t in Trace.objects.filter(pk__in={t for t, _ in turn_heads.values()})}
-    trace_turns: dict[int, list[TraceTurn]] = defaultdict(list)
-    for turn in TraceTurn.objects.filter(trace_id__in=traces).order_by("trace_id", "index"):
-        trace_turns[turn.trace_id].append(turn)
-    for kind, object_id in chunk:
-        if kind == ItemKind.EPISODE:
-            episode = by_id.get(object_id)
-            yield kind, EpisodeItem(episode, steps[object_id]) if episode else None
-        elif kind == ItemKind.STEP and object_id in step_heads:
-            episode_id, index = step_heads[object_id]
-            cut = [s for s in steps[episode_id] if s.index <= index]
-            yield kind, EpisodeItem(by_id[episode_id], cut) if episode_id in by_id else None
-        elif kind == ItemKind.SCENARIO:
-            yield kind, scenario_by_id.get(object_id)
-        elif kind == ItemKind.TRACE_TURN and object_id in turn_heads:
-            trace_id, index = turn_heads[object_id]
-            kept = [t for t in trace_turns[trace_id] if t.index <= index]
-            yield kind, TraceItem(traces[trace_id], kept)
-        else:
-            yield kind, None
+    record = EpisodeRecord(
+        world=trace_world(trace),
+        steps=tuple(StepResult(t.action, t.observation, "", "", ()) for t in item.turns),
+        task=task if isinstance(task, str) else "",
+        seed=seed if isinstance(seed, int) else 0,
+        metadata=metadata,
+    )
+    return record.to_dict()
 
 
-# ── Episode → simulator values ────────────────────────────────────────────────────
+# ── Episodes ──────────────────────────────────────────────────────────────────────
 
 
 def system_prompt(episode: Episode, world: WorldSpec) -> str:
     """The world model's system prompt: as imported, else the domain's for this world."""
     stored = episode.metadata.get(SYSTEM_PROMPT_KEY)
-    if isinstance(stored, str):
-        return stored
-    try:
-        return system_message(world, episode.task or None)["content"]
-    except (InvalidWorld, SimulatorError):
-        return ""
+    return stored if isinstance(stored, str) else default_system_prompt(world, episode.task)
 
 
 def request_messages(
@@ -291,7 +362,7 @@ def awb_rows(item: EpisodeItem) -> list[dict[str, Any]]:
     awb: dict[str, Any] = stored if isinstance(stored, dict) else {}
     rows = episode_to_awb_rows(
         [Turn(s.action, s.observation) for s in item.steps],
-        task=str(awb.get("task") or f"agentworld/{episode.domain}"),
+        task=str(awb.get("task") or awb_task(episode.domain)),
         trajectory_id=awb.get("id", episode.pk),
         system_str=str(awb["system_str"]) if "system_str" in awb else system_prompt(episode, world),
         sections=_first_sections(awb, world),
@@ -328,45 +399,3 @@ def sft_record(item: EpisodeItem, *, include_reasoning: bool) -> dict[str, Any]:
 def bundle_record(scenario: Scenario) -> dict[str, Any]:
     bundle = Bundle(scenario.world_revision.to_world(), ScenarioSpec.from_dict(scenario.spec))
     return bundle.to_dict()
-
-
-# ── Traces ────────────────────────────────────────────────────────────────────────
-# A recorded trace is exported as the episode an import of it becomes, so that
-# exporting a trace, importing the file and exporting again gives the same bytes.
-
-
-def trace_awb_rows(item: TraceItem) -> list[dict[str, Any]]:
-    return trace_rows(item.trace, item.turns)
-
-
-def trace_sft_record(item: TraceItem, *, include_reasoning: bool) -> dict[str, Any]:
-    results = [StepResult(t.action, t.observation, "", "", ()) for t in item.turns]
-    record = episode_to_sft(item.trace.system_prompt, results, include_reasoning=include_reasoning)
-    return record.to_dict()
-
-
-def trace_trajectory_record(item: TraceItem) -> dict[str, Any]:
-    trace = item.trace
-    task = trace.metadata.get("task")
-    seed = trace.metadata.get("seed")
-    metadata = {
-        STUDIO_KEY: {
-            "title": trace.title,
-            "domain": trace.domain,
-            "source": "ui",
-            "status": "closed",
-            "agent": {"kind": "human"},
-            "perturbations": [],
-            "sampling": {},
-            "created_at": trace.created_at.isoformat(),
-            "steps": [{"reward": None, "terminated": False, "outcome": None} for _ in item.turns],
-        }
-    }
-    record = EpisodeRecord(
-        world=trace_world(trace),
-        steps=tuple(StepResult(t.action, t.observation, "", "", ()) for t in item.turns),
-        task=task if isinstance(task, str) else "",
-        seed=seed if isinstance(seed, int) else 0,
-        metadata=metadata,
-    )
-    return record.to_dict()

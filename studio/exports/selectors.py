@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as AuthUser
@@ -55,8 +56,6 @@ class ItemFilter:
         return {k: v for k, v in asdict(self).items() if v or k == "kind"}
 
     def querystring(self) -> str:
-        from urllib.parse import urlencode
-
         return urlencode(self.to_dict())
 
 
@@ -214,13 +213,6 @@ def collection_rows(*, collection: Collection, limit: int = ITEMS_SHOWN) -> list
 def item_counts(*, collection: Collection) -> dict[str, int]:
     counts = collection.items.values("kind").annotate(n=Count("id")).order_by("kind")
     return {row["kind"]: row["n"] for row in counts}
-
-
-def member_items(*, collection: Collection, kind: str, ids: list[int]) -> set[int]:
-    """Which of ``ids`` are already in the collection."""
-    return set(
-        collection.items.filter(kind=kind, object_id__in=ids).values_list("object_id", flat=True)
-    )
 
 
 def export_jobs(*, collection: Collection) -> QuerySet[ExportJob]:

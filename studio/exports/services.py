@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step
-from studio.exports.importing import ImportResult, import_path
+from studio.errors import NotFound, RejectedInput
+from studio.exports.items import collection_pairs, resolve
 from studio.exports.models import (
     Collection,
     CollectionItem,
@@ -30,7 +31,6 @@ from studio.exports.models import (
     ExportStatus,
     ItemKind,
 )
-from studio.exports.records import collection_pairs, resolve
 from studio.exports.selectors import ItemFilter, filtered_items
 from studio.exports.writing import (
     FORMATS,
@@ -70,12 +70,12 @@ def exports_dir() -> Path:
 def collection_create(
     *, project: Project, name: str, description: str = "", user: User = None
 ) -> Collection:
-    """A new collection; ValueError when the name is empty or taken in the project."""
+    """A new collection; :class:`RejectedInput` when the name is empty or taken in the project."""
     name = name.strip()
     if not name:
-        raise ValueError("a collection needs a name")
+        raise RejectedInput("a collection needs a name")
     if Collection.objects.filter(project=project, name=name).exists():
-        raise ValueError(f"the project already has a collection called {name!r}")
+        raise RejectedInput(f"the project already has a collection called {name!r}")
     return Collection.objects.create(
         project=project, name=name[:120], description=description, created_by=_user(user)
     )
@@ -97,14 +97,15 @@ _MODELS: dict[str, Any] = {
 def collection_add_items(*, collection: Collection, items: Iterable[tuple[str, int]]) -> int:
     """Add (kind, object id) pairs; returns how many were new.
 
-    Kinds: "episode", "step", "scenario", "trace_turn". Objects of another project
-    raise ValueError (nothing is added); items already there are skipped.
+    Kinds: "episode", "step", "scenario", "trace_turn". An unknown kind or an object
+    of another project raises :class:`RejectedInput` (nothing is added); items already
+    there are skipped.
     """
     wanted: dict[str, list[int]] = {}
     order: list[tuple[str, int]] = []
     for kind, object_id in items:
         if kind not in _MODELS:
-            raise ValueError(f"unknown item kind {kind!r}")
+            raise RejectedInput(f"unknown item kind {kind!r}")
         wanted.setdefault(kind, []).append(int(object_id))
         order.append((kind, int(object_id)))
     for kind, ids in wanted.items():
@@ -116,7 +117,7 @@ def collection_add_items(*, collection: Collection, items: Iterable[tuple[str, i
         )
         missing = set(ids) - found
         if missing:
-            raise ValueError(f"no {kind} {sorted(missing)[0]} in this project")
+            raise RejectedInput(f"no {kind} {sorted(missing)[0]} in this project")
     with transaction.atomic():
         before = collection.items.count()
         seen: set[tuple[str, int]] = set()
@@ -175,9 +176,9 @@ def export_create(
     streamed: bool = False,
 ) -> ExportJob:
     if format not in FORMATS:
-        raise ValueError(f"unknown format {format!r}")
+        raise RejectedInput(f"unknown format {format!r}")
     if layout not in ExportLayout.values:
-        raise ValueError(f"unknown layout {layout!r}")
+        raise RejectedInput(f"unknown layout {layout!r}")
     return ExportJob.objects.create(
         project=collection.project,
         collection=collection,
@@ -197,6 +198,7 @@ def export_should_stream(*, collection: Collection, layout: str) -> bool:
 
 def export_start(**kwargs: Any) -> ExportJob:
     """Create a background export (same arguments as :func:`export_create`) and dispatch it."""
+    # A real cycle: the task module runs this module's export_run.
     from studio.exports.tasks import run_export
 
     job = export_create(**kwargs)
@@ -307,7 +309,7 @@ def export_run(*, job_id: int) -> ExportJob | None:
 
     try:
         if job.collection is None:
-            raise ValueError("the collection was deleted")
+            raise NotFound("the collection was deleted")
         relative = Path(f"{job.pk}") / export_filename(job)
         out = exports_dir() / relative
         data = export_to_path(
@@ -345,27 +347,3 @@ def export_file_path(job: ExportJob) -> Path | None:
     if exports_dir().resolve() not in path.parents or not path.is_file():
         return None
     return path
-
-
-# ── Imports ───────────────────────────────────────────────────────────────────────
-
-
-def project_for_cli(name: str) -> Project:
-    """The project with this slug or name; created when there is none."""
-    from django.utils.text import slugify
-
-    project = Project.objects.filter(slug=name).first() or Project.objects.filter(name=name).first()
-    if project is not None:
-        return project
-    slug = slugify(name) or "imported"
-    return Project.objects.create(name=name, slug=slug)
-
-
-def import_data(
-    *, project: Project, path: Path, user: User = None, collection_name: str = ""
-) -> ImportResult:
-    """Import any file the studio exports (format auto-detected), all or nothing.
-
-    Raises :class:`studio.exports.importing.ImportRejected` listing every bad line.
-    """
-    return import_path(project=project, path=path, user=user, collection_name=collection_name)

@@ -23,10 +23,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from simulator.perturbations import PERTURBATION_KINDS
 from studio.core.access import get_for_member, get_project_for, projects_for
 from studio.episodes.models import Episode, Step
+from studio.errors import RejectedInput, StudioError
 from studio.exports import selectors, services
-from studio.exports.importing import ImportRejected
+from studio.exports.importing import ImportRejected, import_path
 from studio.exports.models import Collection, ExportFormat, ExportJob, ExportLayout, ItemKind
 from studio.traces.models import TraceTurn
 from studio.worlds.models import Scenario
@@ -94,7 +96,7 @@ def collection_create(request: HttpRequest) -> HttpResponse:
             description=request.POST.get("description", ""),
             user=request.user,
         )
-    except ValueError as exc:
+    except StudioError as exc:
         messages.error(request, str(exc))
         return redirect("exports:list")
     return redirect("exports:detail", pk=collection.pk)
@@ -172,8 +174,6 @@ def browse(request: HttpRequest) -> HttpResponse:
 
 
 def _perturbation_kinds() -> list[str]:
-    from simulator.perturbations import PERTURBATION_KINDS
-
     return list(PERTURBATION_KINDS)
 
 
@@ -187,7 +187,7 @@ def _target_collection(request: HttpRequest, project: Any) -> Collection:
         project=project, pk=int(chosen) if chosen.isdigit() else 0
     ).first()
     if collection is None:
-        raise ValueError("choose a collection or name a new one")
+        raise RejectedInput("choose a collection or name a new one")
     return collection
 
 
@@ -205,7 +205,7 @@ def add_filtered(request: HttpRequest) -> HttpResponse:
             )
         else:
             added = services.collection_add_filtered(collection=collection, item_filter=item_filter)
-    except ValueError as exc:
+    except StudioError as exc:
         messages.error(request, str(exc))
         return redirect(f"/collections/browse/?project={project.slug}&{item_filter.querystring()}")
     messages.success(request, f"Added {added} item(s) to {collection.name}.")
@@ -244,7 +244,7 @@ def add_item(request: HttpRequest) -> HttpResponse:
             f"Added to {collection.name}." if added else f"Already in {collection.name}."
         )
         context["added_to"] = collection
-    except ValueError as exc:
+    except StudioError as exc:
         context["error"] = str(exc)
     context["collections"] = selectors.collection_choices(project=project)
     return render(request, "exports/_add-form.html", context)
@@ -336,7 +336,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             for chunk in upload.chunks():
                 handle.write(chunk)
         try:
-            result = services.import_data(
+            result = import_path(
                 project=project,
                 path=path,
                 user=request.user,
@@ -348,9 +348,8 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             if len(exc.problems) > 10:
                 messages.error(request, f"… and {len(exc.problems) - 10} more problems.")
             return redirect("exports:list")
-    messages.success(
-        request,
-        f"Imported {result.episodes} episode(s), {result.steps} step(s) and "
-        f"{result.scenarios} scenario(s) ({result.format}).",
-    )
+        except StudioError as exc:
+            messages.error(request, str(exc))
+            return redirect("exports:list")
+    messages.success(request, f"{result.summary()}.")
     return redirect("exports:detail", pk=result.collection.pk)

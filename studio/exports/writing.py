@@ -20,12 +20,16 @@ from typing import Any
 
 from simulator.formats import hf
 from simulator.formats._jsonl import dumps
+from simulator.formats.parquet import write_parquet
+from studio.core.models import Project
+from studio.errors import RejectedInput
+from studio.exports.items import Resolved
 from studio.exports.records import (
     EpisodeItem,
-    Resolved,
     TraceItem,
     awb_rows,
     bundle_record,
+    project_awb_lines,
     sft_record,
     trace_awb_rows,
     trace_sft_record,
@@ -68,7 +72,7 @@ class ExportWriter:
         on_item: Callable[[int], None] | None = None,
     ) -> None:
         if format not in FORMATS:
-            raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+            raise RejectedInput(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
         self.format = format
         self.include_reasoning = include_reasoning
         self.on_item = on_item
@@ -103,7 +107,7 @@ class ExportWriter:
             counts.traces += 1
             counts.steps += len(obj.turns)
             if self.format == "awb":
-                rows = trace_awb_rows(obj)
+                rows = trace_awb_rows(obj.trace, obj.turns)
                 counts.records += len(rows)
                 yield from rows
             elif self.format == "sft":
@@ -227,8 +231,6 @@ def write_hf_layout(
         jsonl = folder / hf.DATA_JSONL
         entries = [{**write_jsonl(writer, resolved, jsonl), "path": hf.DATA_JSONL}]
         if parquet:
-            from simulator.formats.parquet import write_parquet
-
             write_parquet(_jsonl_records(jsonl), folder / hf.DATA_PARQUET, writer.format)
             entries.append(_file_entry(folder / hf.DATA_PARQUET, hf.DATA_PARQUET))
         # The card describes the data, not where it came from (episodes or traces), so that
@@ -256,3 +258,23 @@ def write_hf_layout(
                     hf.add_file(archive, entry["path"], folder / entry["path"])
             entries.append(_file_entry(out, out.name))
     return entries
+
+
+def write_project_awb(*, project: Project, target: Path) -> int:
+    """Write the project's traces as AgentWorldBench JSONL (``awb export``); the row count.
+
+    Imported rows are written back byte for byte in their file's order
+    (:func:`studio.exports.records.project_awb_lines`), line endings included: only a
+    row that ended a file without a newline gets one when another row follows it.
+    """
+    count = 0
+    previous: str | None = None
+    with open(target, "w", encoding="utf-8", newline="") as sink:
+        for line in project_awb_lines(project):
+            if previous is not None:
+                sink.write(previous if previous.endswith("\n") else previous + "\n")
+            previous = line
+            count += 1
+        if previous is not None:
+            sink.write(previous)
+    return count

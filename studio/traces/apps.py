@@ -10,6 +10,8 @@ class TracesConfig(AppConfig):
     nav: list[tuple[str, str]] = [("Traces", "traces:list")]
 
     def ready(self) -> None:
+        # Imported here, not at the top: the sweep reads models, which Django loads
+        # only after every app's module has been imported.
         from studio.lib.sweep import register
         from studio.traces.sweep import sweep_simulations
 

@@ -14,7 +14,9 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from studio.lib.tasks import dispatch
 from studio.traces.models import Simulation, SimulationStatus
+from studio.traces.tasks import run_simulation
 
 
 def lost_simulations() -> list[int]:
@@ -29,9 +31,6 @@ def lost_simulations() -> list[int]:
 
 def sweep_simulations() -> int:
     """Send the task again for every lost simulation; returns how many."""
-    from studio.lib.tasks import dispatch
-    from studio.traces.tasks import run_simulation
-
     found = lost_simulations()
     Simulation.objects.filter(pk__in=found).update(dispatched_at=timezone.now())
     for simulation_id in found:

@@ -6,7 +6,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,6 +20,7 @@ from studio.core.access import (
     projects_for,
 )
 from studio.core.models import ModelEndpoint, Project
+from studio.errors import StudioError
 from studio.lib.render_response import observation_response
 from studio.lib.tasks import dispatch
 from studio.traces import selectors, services
@@ -49,11 +49,6 @@ def _project(request: HttpRequest, *, edit: bool = False) -> Project:
 def _can_edit(request: HttpRequest, project: Project) -> bool:
     membership = membership_for(request.user, project)
     return membership is not None and membership.role in EDIT_ROLES
-
-
-def _require_edit(request: HttpRequest, project: Project) -> None:
-    if not _can_edit(request, project):
-        raise PermissionDenied("Viewers cannot change this project")
 
 
 @require_GET
@@ -233,8 +228,8 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     data = {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
     try:
         services.annotation_save(turn=turn, user=request.user, data=data)
-    except (ValueError, ValidationError):
-        return HttpResponseBadRequest("Scores are whole numbers from 1 to 5")
+    except StudioError as exc:
+        return HttpResponseBadRequest(str(exc))
     context = _review_context(request, turn.simulation, turn.index)
     return render(request, "traces/_annotation.html", context)
 

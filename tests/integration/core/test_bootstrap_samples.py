@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from studio.core.models import Membership, ModelEndpoint, Project
+from studio.exports.writing import write_project_awb
 from studio.traces import services
 from studio.traces.models import Simulation, Trace
 from studio.traces.samples import SAMPLE_DATA, SAMPLES, samples_load
@@ -120,7 +121,7 @@ def test_sample_traces_export_as_agentworldbench_rows(project, tmp_path):
     samples_load(project=project)
     turns = sum(t.turns.count() for t in Trace.objects.filter(project=project))
 
-    assert services.awb_export(project=project, target=tmp_path / "out.jsonl") == turns
+    assert write_project_awb(project=project, target=tmp_path / "out.jsonl") == turns
 
 
 def test_the_home_page_links_to_the_sandbox_traces_which_lists_the_samples():

@@ -37,7 +37,7 @@ def _endpoint(trace):
 @override_settings(SWEEP_GRACE_S=0)
 def test_a_simulation_whose_task_was_lost_is_run(trace, owner, monkeypatch):
     with monkeypatch.context() as lose:
-        lose.setattr("studio.lib.tasks.dispatch", lambda *args: None)
+        lose.setattr("studio.traces.services.simulations.dispatch", lambda *args: None)
         simulation = services.simulation_create(
             trace=trace, user=owner, mode="teacher_forced", endpoint=_endpoint(trace)
         )

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studio.exports.importing import ImportRejected
-from studio.exports.services import import_data, project_for_cli
+from studio.errors import StudioError
+from studio.exports.importing import ImportRejected, import_path, project_for_cli
 
 SHOWN = 50
 
@@ -16,7 +16,8 @@ SHOWN = 50
 class Command(BaseCommand):
     help = (
         "Import an awb, sft, trajectory or bundle file (or a dataset zip/folder); the format is "
-        "detected, the project created if missing. A file with any bad line imports nothing."
+        "detected, the project created if missing (owned by a local account). AWB rows become "
+        "traces, as awb import makes them. A file with any bad line imports nothing."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -30,14 +31,13 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file")
         project = project_for_cli(options["project"])
         try:
-            result = import_data(project=project, path=path, collection_name=options["collection"])
+            result = import_path(project=project, path=path, collection_name=options["collection"])
         except ImportRejected as exc:
             for problem in exc.problems[:SHOWN]:
                 self.stderr.write(f"{path}: {problem}")
             if len(exc.problems) > SHOWN:
                 self.stderr.write(f"… and {len(exc.problems) - SHOWN} more")
             raise CommandError(f"nothing imported: {len(exc.problems)} problem(s)") from None
-        self.stdout.write(
-            f"Imported {result.format}: {result.episodes} episode(s), {result.steps} step(s), "
-            f"{result.scenarios} scenario(s) into {project.slug} / {result.collection.name}"
-        )
+        except StudioError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{result.summary()} into {project.slug} / {result.collection.name}")

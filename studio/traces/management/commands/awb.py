@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from simulator.backends import create_backend
 from simulator.backends.base import Backend
 from simulator.chat_client import ChatClient
+from simulator.errors import FormatError
+from simulator.formats.awb import load_data, read_rows
 from simulator.official_prompts import OfficialPrompts, PromptFileError
 from simulator.review.awb_eval import (
     DEFAULT_SAMPLING,
@@ -33,13 +35,14 @@ from simulator.review.awb_eval import (
     aggregate,
     format_report,
     infer_row,
-    load_data,
-    read_rows,
     run_rows,
 )
 from simulator.review.judge import JudgePrompts, domain_of, judge_row
 from simulator.types import Sampling
 from studio.core.endpoints import default_endpoint_spec
+from studio.errors import StudioError
+from studio.exports.importing import ImportRejected, import_path, project_for_cli
+from studio.exports.writing import write_project_awb
 from studio.traces import services
 
 #: The environment variable that sets ``awb judge --official-prompts``.
@@ -87,13 +90,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
-        p = sub.add_parser("import", help="import an AWB or trajectory JSONL file into a project")
+        p = sub.add_parser(
+            "import",
+            help="import a file into a project as import_data does (AWB rows become traces)",
+        )
         p.add_argument("file")
         p.add_argument("--project", required=True)
         p.add_argument(
             "--valid-only",
             action="store_true",
-            help="import the valid lines of a file with bad ones",
+            help="import the valid rows of an AWB file with bad lines",
         )
         p = sub.add_parser("infer", help="Run world model inference")
         source = p.add_mutually_exclusive_group(required=True)
@@ -162,17 +168,22 @@ class Command(BaseCommand):
         path = Path(options["file"])
         if not path.exists():
             raise CommandError(f"{path} does not exist")
-        project = services.project_for_cli(options["project"])
+        project = project_for_cli(options["project"])
         try:
-            job = services.import_file(project=project, path=path, partial=options["valid_only"])
-        except services.ImportTooLarge as exc:
+            result = import_path(project=project, path=path, partial=options["valid_only"])
+        except ImportRejected as exc:
+            self._problems(path, exc.errors)
+            raise CommandError(f"nothing was imported: {len(exc.errors)} problem(s)") from None
+        except StudioError as exc:
             raise CommandError(str(exc)) from exc
-        for error in job.errors:
-            field = f" {error['field']}:" if error["field"] else ""
-            self.stderr.write(f"{path}:{error['line']}:{field} {error['reason']}")
-        if job.status != "done":
-            raise CommandError(job.message)
-        self.stdout.write(job.message)
+        self._problems(path, result.skipped)
+        self.stdout.write(f"{result.summary()} into {project.slug} / {result.collection.name}")
+
+    def _problems(self, path: Path, errors: Sequence[FormatError]) -> None:
+        for error in errors:
+            line = f"{error.line}:" if error.line is not None else ""
+            field = f" {error.field}:" if error.field else ""
+            self.stderr.write(f"{path}:{line}{field} {error.reason}")
 
     def _sampling(self, options: dict[str, Any]) -> Sampling:
         return replace(
@@ -229,7 +240,7 @@ class Command(BaseCommand):
         )
         if options["project"]:
             stored = services.awb_store_predictions(
-                project=services.project_for_cli(options["project"]),
+                project=project_for_cli(options["project"]),
                 rows=summary.rows,
                 label=str(spec.get("base_url", spec["kind"])),
             )
@@ -273,7 +284,7 @@ class Command(BaseCommand):
         self.stdout.write(format_report(aggregate(summary.rows)), ending="")
         if options["project"]:
             stored = services.awb_store_judged(
-                project=services.project_for_cli(options["project"]),
+                project=project_for_cli(options["project"]),
                 rows=summary.rows,
                 label=str(spec.get("base_url", spec["kind"])),
             )
@@ -283,6 +294,6 @@ class Command(BaseCommand):
         self.stdout.write(format_report(aggregate(read_rows(options["predictions"]))), ending="")
 
     def do_export(self, options: dict[str, Any]) -> None:
-        project = services.project_for_cli(options["project"])
-        count = services.awb_export(project=project, target=Path(options["out"]))
+        project = project_for_cli(options["project"])
+        count = write_project_awb(project=project, target=Path(options["out"]))
         self.stdout.write(f"{count} row(s) written to {options['out']}")
