@@ -39,8 +39,8 @@ from django.core.management import call_command  # noqa: E402
 
 from studio.core.models import Project  # noqa: E402
 from studio.episodes.models import Episode, Step, StepStatus  # noqa: E402
-from studio.exports.models import Collection, CollectionItem  # noqa: E402
 from studio.exports.items import collection_pairs, resolve  # noqa: E402
+from studio.exports.models import Collection, CollectionItem  # noqa: E402
 from studio.exports.writing import ExportWriter, HashingSink, stream_bytes  # noqa: E402
 from studio.worlds.services import world_create  # noqa: E402
 

@@ -50,6 +50,9 @@ from studio.exports.models import Collection, CollectionItem, ItemKind
 from studio.traces.models import ImportStatus, Trace, TraceTurn
 from studio.traces.services.importing import import_traces
 
+#: The account that owns what the command line creates when there is no superuser.
+LOCAL_ACCOUNT = "researcher"
+
 
 class ImportRejected(RejectedInput):
     """The file cannot be imported; ``errors`` lists every reason. Nothing was saved."""
@@ -136,16 +139,19 @@ def _rejected(reason: str, *, line: int | None = None) -> ImportRejected:
 def project_for_cli(name: str) -> Project:
     """The project named (or slugged) ``name``; created when missing, owned by a local account.
 
-    The owner is the first superuser, else a new account ``researcher``: a project
+    The owner is the first superuser, else the account ``researcher`` (created the
+    first time): a project
     nobody is a member of would be invisible in the studio.
     """
     project = Project.objects.filter(name=name).first() or Project.objects.filter(slug=name).first()
     if project is not None:
         return project
     users = get_user_model().objects
-    owner = users.filter(is_superuser=True).order_by("id").first()
-    if owner is None:
-        owner = users.create_user("researcher", "", None)
+    owner = (
+        users.filter(is_superuser=True).order_by("id").first()
+        or users.filter(username=LOCAL_ACCOUNT).first()
+        or users.create_user(LOCAL_ACCOUNT, "", None)
+    )
     project = Project.objects.create(name=name, slug=slugify(name) or f"project-{time.time_ns()}")
     Membership.objects.create(project=project, user=owner, role=Role.OWNER)
     return project

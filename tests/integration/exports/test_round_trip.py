@@ -8,14 +8,17 @@ import zipfile
 import pytest
 from django.core.management import call_command
 
+from simulator.episode import StepResult
 from simulator.formats._jsonl import dumps
 from simulator.formats.awb import read_awb
 from simulator.formats.parquet import iter_parquet
+from simulator.formats.trajectory import EpisodeRecord
 from studio.core.models import Project
 from studio.episodes.models import Episode
-from studio.exports.models import Collection, ExportLayout
 from studio.exports.importing import import_path
+from studio.exports.models import Collection, ExportLayout
 from studio.exports.services import collection_add_items, collection_create, export_to_path
+from studio.traces.services import record_trace_get_or_create
 from studio.worlds.models import Scenario
 from tests.integration.exports.conftest import HOSTILE, make_episode, make_trace
 
@@ -210,3 +213,42 @@ def test_benchmark_rows_keep_their_sections_fences_and_instruction_through_an_im
     export_to_path(collection=result.collection, format="awb", out=out)
     exported = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert exported == [row for t in full for row in t.rows()]
+
+
+def test_a_trajectory_round_trip_keeps_what_the_first_export_had_even_when_empty(tmp_path, project):
+    episode = make_episode(project, steps=2, with_scenario=False)
+    Episode.objects.filter(pk=episode.pk).update(agent={}, perturbations=[], sampling={})
+    collection = collection_create(project=project, name="No agent")
+    collection_add_items(collection=collection, items=[("episode", episode.pk)])
+
+    first, second, result = _round_trip(tmp_path, collection, "trajectory")
+
+    assert first.read_bytes() == second.read_bytes()
+    copy = Episode.objects.get(project=result.collection.project)
+    assert copy.agent == {}
+    third = tmp_path / "third.jsonl"
+    export_to_path(collection=result.collection, format="trajectory", out=third)
+    assert third.read_bytes() == first.read_bytes()
+
+
+def test_an_episode_and_a_recorded_trace_of_one_world_get_the_same_row_defaults(tmp_path, project):
+    episode = make_episode(project, steps=1, with_scenario=False)
+    episode.task = ""
+    episode.save()
+    world = episode.world_revision.to_world()
+    step = episode.steps.get(index=1)
+    record = EpisodeRecord(world, (StepResult(step.action, step.observation, "", "", ()),))
+    trace, _ = record_trace_get_or_create(project=project, record=record)
+    collection = collection_create(project=project, name="Both")
+    collection_add_items(
+        collection=collection,
+        items=[("episode", episode.pk), ("trace_turn", trace.turns.get().pk)],
+    )
+    out = tmp_path / "rows.jsonl"
+
+    export_to_path(collection=collection, format="awb", out=out)
+
+    from_episode, from_trace = (row.data for row in read_awb(out))
+    for key in ("task", "prompt", "response", "current_prompt", "system_str"):
+        assert from_episode[key] == from_trace[key], key
+    assert from_trace["task"] == "agentworld/terminal"
