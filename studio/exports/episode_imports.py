@@ -69,7 +69,7 @@ def _domain_openings() -> tuple[tuple[str, str], ...]:
     return tuple(openings)
 
 
-def guess_domain(system_prompt: str) -> str:
+def _guess_domain(system_prompt: str) -> str:
     """The domain whose system prompt opens like this one; "unknown" when none does."""
     for name, opening in _domain_openings():
         if system_prompt.startswith(opening):
@@ -142,7 +142,7 @@ def import_sft(
         assert isinstance(record, SftRecord)
         messages = list(record.messages)
         system = messages.pop(0)["content"] if messages[0]["role"] == "system" else ""
-        domain = guess_domain(system)
+        domain = _guess_domain(system)
         revision = _placeholder_world(project, domain, "SFT", user)
         episode = Episode.objects.create(
             project=project,

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from django.core.management import call_command
 
 from simulator.episode import StepResult
 from simulator.formats._jsonl import dumps
-from simulator.formats.awb import read_awb
+from simulator.formats.awb import infer_messages, read_awb
 from simulator.formats.parquet import iter_parquet
 from simulator.formats.trajectory import EpisodeRecord
 from studio.core.models import Project
@@ -21,6 +22,7 @@ from studio.exports.services import collection_add_items, collection_create, exp
 from studio.traces.services import record_trace_get_or_create
 from studio.worlds.models import Scenario
 from tests.integration.exports.conftest import HOSTILE, make_episode, make_trace
+from tests.integration.traces.awb_layouts import TRAJECTORIES
 
 pytestmark = pytest.mark.django_db
 
@@ -112,8 +114,6 @@ def test_it_round_trips_hugging_face_zips_with_parquet(tmp_path, project, format
 
 
 def test_it_writes_a_manifest_with_counts_hashes_and_filters(tmp_path, project):
-    import hashlib
-
     collection = _source_collection(project)
     collection.filters = [{"filter": {"kind": "episode", "domain": "terminal"}, "added": 1}]
     collection.save()
@@ -177,7 +177,6 @@ def test_it_produces_awb_rows_an_eval_reader_accepts(tmp_path, project):
     )
     assert check.returncode == 0, check.stderr
     assert "rows: 3 valid, 0 invalid" in check.stdout
-    from simulator.formats.awb import infer_messages
 
     messages = infer_messages(rows[2].data)
     assert messages[0]["content"] == trace.system_prompt
@@ -203,8 +202,6 @@ def test_it_round_trips_through_the_stable_command_line(tmp_path, project):
 def test_benchmark_rows_keep_their_sections_fences_and_instruction_through_an_import(
     tmp_path, project
 ):
-    from tests.integration.traces.awb_layouts import TRAJECTORIES
-
     full = [t for t in TRAJECTORIES if not t.only_last]
     source = tmp_path / "rows.jsonl"
     source.write_text("".join(line + "\n" for t in full for line in t.lines()), encoding="utf-8")

@@ -4,13 +4,22 @@ import json
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
 from django.test import AsyncClient
 
 from studio.core.models import Membership, Project
+from studio.episodes.models import Episode
+from studio.exports.consumers import ExportProgressConsumer
 from studio.exports.models import Collection, ExportJob, ExportStatus
-from studio.exports.services import collection_add_items, collection_create, export_run
+from studio.exports.services import (
+    collection_add_items,
+    collection_create,
+    export_create,
+    export_run,
+)
 from studio.lib.tasks import wait_for_inprocess_tasks
 from tests.integration.exports.conftest import make_episode
 
@@ -105,8 +114,6 @@ def test_it_streams_a_small_export_and_records_its_manifest(signed_in, project):
 
 @pytest.mark.django_db(transaction=True)
 async def test_it_streams_with_an_async_iterator_under_asgi(project, user):
-    from asgiref.sync import sync_to_async
-
     episode = await sync_to_async(make_episode)(project, steps=2)
     collection = await sync_to_async(collection_create)(project=project, name="Async")
     await sync_to_async(collection_add_items)(
@@ -152,11 +159,6 @@ def test_it_runs_a_dataset_export_in_the_background(signed_in, project):
 
 @pytest.mark.django_db(transaction=True)
 async def test_it_sends_export_progress_over_the_websocket(project, user):
-    from asgiref.sync import sync_to_async
-
-    from studio.exports.consumers import ExportProgressConsumer
-    from studio.exports.services import export_create
-
     episode = await sync_to_async(make_episode)(project, steps=1)
     collection = await sync_to_async(collection_create)(project=project, name="WS")
     await sync_to_async(collection_add_items)(
@@ -182,11 +184,6 @@ async def test_it_sends_export_progress_over_the_websocket(project, user):
 
 @pytest.mark.django_db(transaction=True)
 async def test_it_refuses_progress_sockets_of_other_projects(project):
-    from asgiref.sync import sync_to_async
-
-    from studio.exports.consumers import ExportProgressConsumer
-    from studio.exports.services import export_create
-
     collection = await sync_to_async(collection_create)(project=project, name="Hidden")
     job = await sync_to_async(export_create)(collection=collection, format="awb")
     stranger = await sync_to_async(get_user_model().objects.create_user)("eve", "", "pw-12345678")
@@ -198,8 +195,6 @@ async def test_it_refuses_progress_sockets_of_other_projects(project):
 
 
 def test_it_imports_nothing_from_a_file_with_a_bad_line(tmp_path, project):
-    from django.core.management import CommandError, call_command
-
     episode = make_episode(project, steps=2)
     collection = collection_create(project=project, name="Good")
     collection_add_items(collection=collection, items=[("episode", episode.pk)])
@@ -215,6 +210,5 @@ def test_it_imports_nothing_from_a_file_with_a_bad_line(tmp_path, project):
         not Project.objects.filter(name="Dest").exists()
         or not Collection.objects.filter(project__name="Dest").exists()
     )
-    from studio.episodes.models import Episode
 
     assert Episode.objects.filter(project__name="Dest").count() == 0

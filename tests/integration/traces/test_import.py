@@ -3,9 +3,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from studio.core.models import Membership
 from studio.traces import services
 from studio.traces.models import ImportJob, Trace
 
@@ -112,10 +114,6 @@ def test_it_uploads_through_the_ui_and_shows_line_errors(
 
 
 def test_other_projects_imports_answer_404_and_viewers_cannot_upload(client, project, fixtures_dir):
-    from django.contrib.auth import get_user_model
-
-    from studio.core.models import Membership
-
     job = services.import_file(
         project=project, path=fixtures_dir / "agentworldbench" / "synthetic_terminal.jsonl"
     )

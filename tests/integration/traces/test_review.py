@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from simulator.serve import ServerOptions
@@ -154,8 +155,6 @@ def test_the_judge_scores_every_turn_through_an_openai_endpoint(trace):
 
 
 def test_other_projects_simulations_answer_404(client, trace):
-    from django.contrib.auth import get_user_model
-
     simulation = simulate(trace, ["a", "b", "c"])
     turn = simulation.turns.first()
     client.force_login(get_user_model().objects.create_user("mallory", "", "pw-mallory-1"))
