@@ -63,7 +63,6 @@ __all__ = [
     "os_a11y_problems",
     "os_a11y_table_rows",
     "parse_uiautomator",
-    "xml_problems",
 ]
 
 # --- terminal -------------------------------------------------------------------------
@@ -104,10 +103,6 @@ def is_json(text: str) -> bool:
     except ValueError:
         return False
     return bool(text.strip())
-
-
-def _looks_like_json(text: str) -> bool:
-    return text.lstrip()[:1] in ("{", "[") and is_json(text)
 
 
 # --- Playwright ARIA snapshot ---------------------------------------------------------
@@ -262,7 +257,7 @@ def _parse_xml(text: str) -> ET.Element:
         raise ValueError(f"XML does not parse: {error}") from None
 
 
-def xml_problems(text: str) -> list[str]:
+def _xml_problems(text: str) -> list[str]:
     """Why ``text`` is not well-formed XML (empty list when it is)."""
     try:
         _parse_xml(text)
@@ -351,7 +346,7 @@ def os_a11y_problems(text: str) -> list[str]:
     """Why ``text`` is not a well-formed desktop accessibility table, tree or XML."""
     stripped = text.strip()
     if stripped.startswith("<"):
-        return xml_problems(stripped)
+        return _xml_problems(stripped)
     if stripped.startswith(OS_TABLE_HEADER):
         try:
             os_a11y_table_rows(stripped)

@@ -1,4 +1,8 @@
-"""The domain registry: the seven built-in domains, plus any custom ones registered."""
+"""The domain registry: the seven built-in domains, plus any custom ones registered.
+
+Everything else (the engine, the renderers, the studio's pages) looks a domain up
+here by name, so a domain registered from its own module is served everywhere.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,11 @@ _REGISTRY: dict[str, Domain] = {}
 def register(domain: Domain) -> None:
     """Add (or replace) a domain under ``domain.name``."""
     _REGISTRY[domain.name] = domain
+
+
+def unregister(name: str) -> None:
+    """Remove the domain called ``name`` (a custom domain's tests register and remove it)."""
+    _REGISTRY.pop(name, None)
 
 
 def get_domain(name: str) -> Domain:
@@ -45,4 +54,13 @@ for _domain in (
 ):
     register(_domain)
 
-__all__ = ["Action", "Domain", "ReadAction", "domain_names", "get_domain", "is_gui", "register"]
+__all__ = [
+    "Action",
+    "Domain",
+    "ReadAction",
+    "domain_names",
+    "get_domain",
+    "is_gui",
+    "register",
+    "unregister",
+]

@@ -10,9 +10,19 @@ from simulator.domains._calls import strip_fence
 from simulator.domains._prompt import dump_json
 from simulator.domains._readers import format_call, load_json
 from simulator.domains.base import Action, ReadAction, unread
+from simulator.domains.forms import EditorField
 from simulator.errors import InvalidAction
 
 MAX_COMMAND_CHARS = 100_000
+
+#: The world editor's fields for the machine: what :func:`machine_section` and
+#: :func:`files_section` read.
+SHELL_FIELDS = (
+    EditorField("hostname", "Host name", "text"),
+    EditorField("user", "User", "text"),
+    EditorField("cwd", "Working directory", "text"),
+    EditorField("files", "Seed files", "json", 'JSON: {"path": "content", ...}'),
+)
 
 
 def _keystrokes(raw: str, data: Any) -> Action:

@@ -25,6 +25,7 @@ from simulator.domains.base import (
     ReadAction,
     unread,
 )
+from simulator.domains.forms import Composer, ComposerField, element_choices, whole_number
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -224,6 +225,40 @@ def _element(markup: str) -> tuple[dict[str, Any], str]:
     return target, (rest.strip() or inner.strip()) if closed else after.strip()
 
 
+_STARTER = (
+    "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n"
+    '<hierarchy rotation="0">\n'
+    '  <node index="0" text="" resource-id="" class="android.widget.FrameLayout" '
+    'package="com.example.home" content-desc="" clickable="false" bounds="[0,0][1080,2400]">\n'
+    '    <node index="0" text="Home" resource-id="com.example.home:id/title" '
+    'class="android.widget.TextView" package="com.example.home" content-desc="" '
+    'clickable="false" bounds="[40,120][1040,220]" />\n'
+    "  </node>\n</hierarchy>\n"
+)
+#: Which field of an action the composer's free "value" fills, per action type.
+_VALUE_FIELDS = {
+    "input_text": "text",
+    "answer": "text",
+    "scroll": "direction",
+    "swipe": "direction",
+    "open_app": "app_name",
+    "status": "goal_status",
+}
+_VALUE_DEFAULTS = {"scroll": "down", "swipe": "down", "status": "complete"}
+
+
+def _compose(kind: str, element: str, value: str) -> str:
+    """AndroidWorld JSON from the composer's action type, element index and value."""
+    if not kind:
+        return ""
+    action: dict[str, Any] = {"action_type": kind}
+    if element:
+        action["index"] = whole_number(element, name="index", default=0)
+    if kind in _VALUE_FIELDS:
+        action[_VALUE_FIELDS[kind]] = value or _VALUE_DEFAULTS.get(kind, "")
+    return json.dumps(action)
+
+
 def _read_droidbot(raw: str, text: str) -> ReadAction | None:
     """A DroidBot command (``touch <button id=3 ...>OK</button>``, ``scroll up <...>``,
     ``set_text <input ...>hello``, ``key_back``, ``press BACK``); None for other text."""
@@ -256,6 +291,10 @@ class AndroidDomain(Domain):
     renderer = UIAUTOMATOR_XML
     gui = True
     action_fence = "json"
+    example_action = '{"action_type": "click", "index": 3}'
+    initial_label = "Initial screen"
+    initial_help = "uiautomator XML (or an AndroidWorld element list)."
+    starter_observation = _STARTER
 
     def system_prompt(self, world: World) -> str:
         written_as = self.detect_format(world.initial_observation) or UIAUTOMATOR_XML
@@ -295,8 +334,30 @@ class AndroidDomain(Domain):
             "DroidBot command such as `touch <button id=3>OK</button>`",
         )
 
-    def detect_format(self, observation: str) -> str | None:
-        return observations.detect_format(observation, self.observation_formats)
+    def composer(self, world: World, observation: str) -> Composer:
+        """An action type, an element of the current screen and a value."""
+        return Composer(
+            fields=(
+                ComposerField("verb", "Action", "choice", choices=_ACTION_TYPES),
+                ComposerField(
+                    "element",
+                    "Element",
+                    "choice",
+                    choices=element_choices(self.ids_in(observation)),
+                    placeholder="element index…",
+                    elements=True,
+                ),
+                ComposerField("value", "Value", hint="text, direction, app name"),
+            ),
+            action_placeholder=self.example_action,
+        )
+
+    def compose(self, world: World, fields: Mapping[str, str]) -> str:
+        return _compose(
+            fields.get("verb", "").strip(),
+            fields.get("element", "").strip(),
+            fields.get("value", "").strip(),
+        )
 
     def ids_in(self, observation: str) -> set[str]:
         """Element indices on this screen: node positions in a dump, or the list's numbers."""

@@ -2,8 +2,10 @@
 
 A domain names its world-model system prompt, how an agent's action is parsed
 and validated, which observation formats it accepts, which renderer shows its
-observations and which verifiers check them. Custom domains subclass
-:class:`Domain` and call :func:`simulator.domains.register`.
+observations and which verifiers check them. It also says what the studio asks
+about it (whether it shows screens, the world editor's fields, the composer), so
+the studio never names a domain. Custom domains subclass :class:`Domain` and call
+:func:`simulator.domains.register`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from simulator import observations
 from simulator.awb_turns import STATE, TASK
+from simulator.domains.forms import Composer, EditorField
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -76,6 +80,16 @@ class Domain(ABC):
     action_fence: ClassVar[str | None] = None
     #: True when the benchmark states the agent's task in the first turn, not the system prompt.
     task_in_first_turn: ClassVar[bool] = False
+    #: A valid action in this domain's syntax: the composer's placeholder, the example
+    #: an LLM agent is shown and the action a prompt preview sends.
+    example_action: ClassVar[str] = ""
+    #: The world editor's label and help for the initial observation.
+    initial_label: ClassVar[str] = "Initial observation"
+    initial_help: ClassVar[str] = ""
+    #: A new world's initial observation, for its author to edit.
+    starter_observation: ClassVar[str] = ""
+    #: The world editor's fields for this domain's ``World.extras``.
+    editor_fields: ClassVar[tuple[EditorField, ...]] = ()
 
     def first_turn_sections(self, world: World, task: str) -> list[tuple[str, str]]:
         """The sections of turn 1 before its action, in the agentworld layout.
@@ -104,9 +118,39 @@ class Domain(ABC):
     def parse_action(self, raw: str, world: World) -> Action:
         """Validate an action; raises :class:`simulator.errors.InvalidAction` with a helpful message."""
 
-    @abstractmethod
     def detect_format(self, observation: str) -> str | None:
         """Which of ``observation_formats`` the text is in, or None if none fits."""
+        return observations.detect_format(observation, self.observation_formats)
+
+    def format_of(self, observation: str) -> str:
+        """The format to write this domain's output in, after ``observation``.
+
+        The observation's own format when it has a structured one, else the domain's
+        first: an enforced error after a tool's plain-text answer is still the JSON
+        error object an MCP server sends.
+        """
+        found = self.detect_format(observation)
+        return self.observation_formats[0] if found in (None, TEXT) else found
+
+    def first_action(self, world: World) -> str:
+        """An action to preview a world's first step with, when nothing scripts one."""
+        return self.example_action
+
+    def composer(self, world: World, observation: str) -> Composer:
+        """The action composer for ``world``, on the screen ``observation`` shows.
+
+        The default offers only the free-text box; a domain with a form overrides
+        this and :meth:`compose`.
+        """
+        return Composer(action_placeholder=self.example_action)
+
+    def compose(self, world: World, fields: Mapping[str, str]) -> str:
+        """The action text for the composer's posted ``fields`` ("" when they make none).
+
+        Raises :class:`simulator.errors.InvalidAction` when a field cannot be used
+        (a coordinate that is not a number).
+        """
+        return ""
 
     def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
         """Problems with a world's domain extras (empty when valid)."""

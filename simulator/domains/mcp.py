@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from simulator import observations
 from simulator.domains._calls import parse_json_call
 from simulator.domains._prompt import build_prompt, dump_json
 from simulator.domains._readers import ToolCall, read_tool_calls, sequence
 from simulator.domains.base import JSON, TEXT, Action, Domain, ReadAction, unread
+from simulator.domains.forms import Composer, ComposerField, ComposerGroup, EditorField
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -56,6 +57,70 @@ def find_tool(world: World, name: str) -> Mapping[str, Any] | None:
     return next((tool for tool in tool_list(world.extras) if tool.get("name") == name), None)
 
 
+def _argument_kind(schema: Any) -> str:
+    """The JSON type an argument takes (the first non-null one of a union)."""
+    kind = schema.get("type", "string") if isinstance(schema, Mapping) else "string"
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    return str(kind)
+
+
+def _properties(tool: Mapping[str, Any]) -> tuple[Mapping[str, Any], set[str]]:
+    """A tool's top-level arguments (name -> schema) and the names it requires."""
+    schema = input_schema(tool)
+    if not isinstance(schema, Mapping):
+        return {}, set()
+    properties = schema.get("properties", {})
+    return (properties if isinstance(properties, Mapping) else {}), set(schema.get("required", []))
+
+
+def _argument_name(tool: str, name: str) -> str:
+    """The composer's name for one argument of one tool (tools may share argument names)."""
+    return f"arg__{tool}__{name}"
+
+
+def _argument_field(tool: str, name: str, schema: Any, required: bool) -> ComposerField:
+    """The composer's field for one top-level argument; objects and arrays are JSON text."""
+    schema = schema if isinstance(schema, Mapping) else {}
+    kind = _argument_kind(schema)
+    enum = tuple(str(value) for value in schema.get("enum", []))
+    description = str(schema.get("description", ""))
+    return ComposerField(
+        _argument_name(tool, name),
+        name,
+        "choice" if enum else "json" if kind in ("object", "array") else "text",
+        choices=enum,
+        hint=kind,
+        placeholder="JSON" if kind in ("object", "array") else description[:60],
+        required=required,
+    )
+
+
+def _tool_group(tool: Mapping[str, Any]) -> ComposerGroup:
+    name = str(tool.get("name", ""))
+    properties, required = _properties(tool)
+    return ComposerGroup(
+        title=name,
+        description=str(tool.get("description", "")),
+        fields=tuple(
+            _argument_field(name, key, sub, key in required) for key, sub in properties.items()
+        ),
+    )
+
+
+def _coerce(value: str, kind: str) -> Any:
+    """A typed argument from the composer's text; raises ValueError when it does not fit."""
+    if kind == "integer":
+        return int(value)
+    if kind == "number":
+        return float(value)
+    if kind == "boolean":
+        return value.lower() in ("1", "true", "yes", "on")
+    if kind in ("object", "array"):
+        return json.loads(value)
+    return value
+
+
 def _read_call(raw: str, call: ToolCall) -> ReadAction:
     notes = call.notes
     if not isinstance(call.arguments, Mapping):
@@ -77,6 +142,17 @@ class McpDomain(Domain):
     json_observations = True
     #: A tool may legitimately return nothing (tau-bench's ``think`` does).
     allows_empty_observation = True
+    example_action = '{"name": "<tool>", "arguments": {}}'
+    initial_help = "Optional: what the agent sees before its first call."
+    editor_fields = (
+        EditorField(
+            "tools",
+            "Tools",
+            "json",
+            'JSON list: [{"name", "description", "input_schema": <JSON Schema>}, ...]',
+        ),
+        EditorField("resources", "Resources", "json", "JSON list or object of resources."),
+    )
 
     def system_prompt(self, world: World) -> str:
         tools = [
@@ -139,8 +215,42 @@ class McpDomain(Domain):
             world = None
         return super().read_action(raw, world)
 
-    def detect_format(self, observation: str) -> str | None:
-        return observations.detect_format(observation, self.observation_formats)
+    def first_action(self, world: World) -> str:
+        """A call of the world's first tool, with no arguments."""
+        tools = tool_list(world.extras)
+        if not tools:
+            return self.example_action
+        return json.dumps({"name": tools[0].get("name", "<tool>"), "arguments": {}})
+
+    def composer(self, world: World, observation: str) -> Composer:
+        """A tool chooser, and a group of argument fields per tool."""
+        groups = tuple(_tool_group(tool) for tool in tool_list(world.extras))
+        chooser = ComposerField(
+            "tool",
+            "Tool",
+            "choice",
+            choices=tuple(group.title for group in groups),
+            placeholder="Choose a tool…",
+        )
+        return Composer(fields=(chooser,), groups=groups, action_placeholder=self.example_action)
+
+    def compose(self, world: World, fields: Mapping[str, str]) -> str:
+        """A JSON call of the chosen tool with the arguments filled in, typed by its schema."""
+        tool = find_tool(world, fields.get("tool", "").strip())
+        if tool is None:
+            return ""
+        name = str(tool.get("name", ""))
+        arguments = {}
+        for key, schema in _properties(tool)[0].items():
+            raw = fields.get(_argument_name(name, key), "").strip()
+            if not raw:
+                continue
+            kind = _argument_kind(schema)
+            try:
+                arguments[key] = _coerce(raw, kind)
+            except ValueError as error:
+                raise InvalidAction(f"{name}: {key} is not a valid {kind}: {error}") from None
+        return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
     def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
         problems: list[str] = []

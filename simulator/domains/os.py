@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from simulator import observations
 from simulator.domains._calls import Call, parse_calls, strip_fence
 from simulator.domains._prompt import build_prompt, dump_json
 from simulator.domains._readers import Source, clip, format_call, loose_text, read_python_calls
 from simulator.domains.base import OS_A11Y, Action, Domain, ReadAction, unread
+from simulator.domains.forms import Composer, ComposerField, EditorField, whole_number
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -62,6 +62,44 @@ _POINTER = frozenset(
 _SCROLL = frozenset(("scroll", "hscroll", "vscroll"))
 _KEYS = frozenset(("press", "keyDown", "keyUp", "hotkey", "typewrite", "write"))
 _CHECKED = _POINTER | _SCROLL | _KEYS
+
+
+#: The composer's verbs, then the special answers.
+_COMPOSER_VERBS = (
+    "click",
+    "doubleClick",
+    "rightClick",
+    "moveTo",
+    "typewrite",
+    "press",
+    "hotkey",
+    "scroll",
+    *_SPECIALS,
+)
+_STARTER = (
+    "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)\n"
+    "frame\tDesktop\t\t\t\t(0, 0)\t(1920, 1080)\n"
+    "push-button\tFiles\t\t\t\t(10, 40)\t(64, 64)\n"
+)
+
+
+def _compose(fields: Mapping[str, str]) -> str:
+    """pyautogui code from the composer's verb, text or keys, and point."""
+    verb, value = fields.get("verb", "").strip(), fields.get("value", "")
+    if verb in _SPECIALS:
+        return verb
+    if verb in ("typewrite", "press"):
+        return f"pyautogui.{verb}({value!r})"
+    if verb == "hotkey":
+        keys = ", ".join(repr(key.strip()) for key in value.split("+") if key.strip())
+        return f"pyautogui.hotkey({keys})"
+    if verb == "scroll":
+        return f"pyautogui.scroll({whole_number(value, name='scroll', default=-300)})"
+    if verb:
+        x = whole_number(fields.get("x", ""), name="x", default=0)
+        y = whole_number(fields.get("y", ""), name="y", default=0)
+        return f"pyautogui.{verb}({x}, {y})"
+    return ""
 
 
 def _is_number(value: Any) -> bool:
@@ -158,6 +196,13 @@ class OsDomain(Domain):
     gui = True
     action_fence = "python"
     task_in_first_turn = True
+    example_action = "pyautogui.click(100, 200)"
+    initial_label = "Initial screen"
+    initial_help = "The desktop's accessibility table or tree."
+    starter_observation = _STARTER
+    editor_fields = (
+        EditorField("screen", "Screen", "json", 'JSON: {"width": 1920, "height": 1080}'),
+    )
 
     def system_prompt(self, world: World) -> str:
         screen = world.extras.get("screen")
@@ -188,8 +233,20 @@ class OsDomain(Domain):
     def read_leniently(self, raw: str) -> ReadAction:
         return _read_code(raw)
 
-    def detect_format(self, observation: str) -> str | None:
-        return observations.detect_format(observation, self.observation_formats)
+    def composer(self, world: World, observation: str) -> Composer:
+        """A pyautogui verb (or DONE / FAIL / WAIT), its text or keys, and a point."""
+        return Composer(
+            fields=(
+                ComposerField("verb", "Action", "choice", choices=_COMPOSER_VERBS),
+                ComposerField("value", "Text / keys", placeholder="ctrl+s"),
+                ComposerField("x", "x", "number"),
+                ComposerField("y", "y", "number"),
+            ),
+            action_placeholder=self.example_action,
+        )
+
+    def compose(self, world: World, fields: Mapping[str, str]) -> str:
+        return _compose(fields)
 
     def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
         screen = extras.get("screen", {"width": 1, "height": 1})

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from simulator import observations
 from simulator.domains._calls import Call, Param, bind, parse_json_call, parse_one_call
 from simulator.domains._prompt import build_prompt, dump_json
 from simulator.domains._readers import (
@@ -16,6 +16,7 @@ from simulator.domains._readers import (
     sequence,
 )
 from simulator.domains.base import JSON, TEXT, Action, Domain, ReadAction
+from simulator.domains.forms import Composer, ComposerField, EditorField
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -110,6 +111,16 @@ class SearchDomain(Domain):
     observation_formats = (TEXT, JSON)
     renderer = TEXT
     action_fence = "json"
+    example_action = '{"name": "web_search", "arguments": {"query": "example query"}}'
+    initial_help = "Optional: what the agent sees before its first search."
+    editor_fields = (
+        EditorField(
+            "corpus",
+            "Corpus: entities and facts",
+            "json",
+            'JSON list: [{"entity": "...", "facts": ["...", ...]}, ...]',
+        ),
+    )
 
     def system_prompt(self, world: World) -> str:
         corpus = world.extras.get("corpus")
@@ -155,8 +166,18 @@ class SearchDomain(Domain):
             )
         return read_python_sequence(raw, lambda call: _read_python(raw, call), "a search call")
 
-    def detect_format(self, observation: str) -> str | None:
-        return observations.detect_format(observation, self.observation_formats)
+    def composer(self, world: World, observation: str) -> Composer:
+        return Composer(
+            fields=(ComposerField("query", "Search query"),),
+            action_placeholder=self.example_action,
+        )
+
+    def compose(self, world: World, fields: Mapping[str, str]) -> str:
+        """A ``web_search`` call for the query ("" without one)."""
+        query = fields.get("query", "").strip()
+        if not query:
+            return ""
+        return json.dumps({"name": "web_search", "arguments": {"query": query}})
 
     def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
         corpus = extras.get("corpus", [])

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from simulator import observations
 from simulator.domains._calls import parse_json_call
 from simulator.domains._prompt import build_prompt
 from simulator.domains._readers import ToolCall, read_tool_calls, sequence
 from simulator.domains._shell import (
     SCREEN_FORMAT,
+    SHELL_FIELDS,
     files_section,
     machine_section,
     parse_shell_action,
@@ -18,6 +18,7 @@ from simulator.domains._shell import (
     shell_extras_problems,
 )
 from simulator.domains.base import TERMINAL, Action, Domain, ReadAction
+from simulator.domains.forms import Composer, EditorField
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -121,6 +122,14 @@ class SweDomain(Domain):
     renderer = TERMINAL
     action_fence = "json"
     allows_empty_observation = True
+    example_action = "git status"
+    initial_label = "Initial screen"
+    initial_help = "The terminal in the repository, before the first command."
+    starter_observation = "dev@build:~/project$ "
+    editor_fields = (
+        EditorField("repository", "Repository", "text", "Name or URL of the repository."),
+        *SHELL_FIELDS,
+    )
 
     def system_prompt(self, world: World) -> str:
         repository = world.extras.get("repository", "")
@@ -168,8 +177,9 @@ class SweDomain(Domain):
             return read_shell(raw)
         return sequence(raw, [_read_call(raw, call) for call in calls])
 
-    def detect_format(self, observation: str) -> str | None:
-        return observations.detect_format(observation, self.observation_formats)
+    def composer(self, world: World, observation: str) -> Composer:
+        """A shell's composer is its command line."""
+        return Composer(action_label="Command", action_placeholder=self.example_action)
 
     def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
         problems = shell_extras_problems(extras)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from simulator import observations
 from simulator.domains._prompt import build_prompt
 from simulator.domains._shell import (
     SCREEN_FORMAT,
+    SHELL_FIELDS,
     files_section,
     machine_section,
     parse_shell_action,
@@ -16,6 +16,7 @@ from simulator.domains._shell import (
     shell_extras_problems,
 )
 from simulator.domains.base import TERMINAL, Action, Domain, ReadAction
+from simulator.domains.forms import Composer
 
 if TYPE_CHECKING:
     from simulator.world import World
@@ -44,6 +45,11 @@ class TerminalDomain(Domain):
     action_fence = "json"
     #: A command may print nothing (``mkdir x``).
     allows_empty_observation = True
+    example_action = "ls -la"
+    initial_label = "Initial screen"
+    initial_help = "The terminal as the agent first sees it."
+    starter_observation = "user@workstation:~$ "
+    editor_fields = SHELL_FIELDS
 
     def system_prompt(self, world: World) -> str:
         return build_prompt(
@@ -63,8 +69,9 @@ class TerminalDomain(Domain):
     def read_leniently(self, raw: str) -> ReadAction:
         return read_shell(raw)
 
-    def detect_format(self, observation: str) -> str | None:
-        return observations.detect_format(observation, self.observation_formats)
+    def composer(self, world: World, observation: str) -> Composer:
+        """A shell's composer is its command line."""
+        return Composer(action_label="Command", action_placeholder=self.example_action)
 
     def validate_extras(self, extras: Mapping[str, Any]) -> list[str]:
         return shell_extras_problems(extras)

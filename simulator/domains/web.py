@@ -19,6 +19,7 @@ from simulator.domains._readers import (
     sequence,
 )
 from simulator.domains.base import ARIA_YAML, AXTREE, HTML, Action, Domain, ReadAction
+from simulator.domains.forms import Composer, ComposerField, element_choices, whole_number
 from simulator.errors import InvalidAction
 
 if TYPE_CHECKING:
@@ -151,6 +152,45 @@ def _read_call(raw: str, call: Call) -> ReadAction:
     )
 
 
+#: The composer's verbs: element actions first, then those of the whole page.
+_COMPOSER_VERBS = (
+    "click",
+    "fill",
+    "hover",
+    "press",
+    "select_option",
+    "focus",
+    "clear",
+    "dblclick",
+    "goto",
+    "go_back",
+    "go_forward",
+    "scroll",
+    "noop",
+    "send_msg_to_user",
+)
+_STARTER = (
+    "<!DOCTYPE html>\n<html>\n<head><title>New page</title></head>\n<body>\n"
+    '  <h1>Welcome</h1>\n  <p>Describe the first page here.</p>\n  <button bid="1">Continue</button>\n'
+    "</body>\n</html>\n"
+)
+
+
+def _compose(verb: str, bid: str, value: str) -> str:
+    """A BrowserGym call from the composer's verb, element and value."""
+    if verb in ("fill", "press", "select_option"):
+        return f"{verb}({bid!r}, {value!r})"
+    if verb == "goto":
+        return f"goto({value!r})"
+    if verb == "scroll":
+        return f"scroll(0, {whole_number(value, name='scroll', default=300)})"
+    if verb == "send_msg_to_user":
+        return f"{verb}({value!r})"
+    if verb in ("go_back", "go_forward", "noop"):
+        return f"{verb}()"
+    return f"{verb}({bid!r})" if verb and bid else ""
+
+
 def _as_call(tool_call: ToolCall) -> Call:
     """A JSON tool call as the Python call it stands for."""
     if isinstance(tool_call.arguments, Mapping):
@@ -167,6 +207,10 @@ class WebDomain(Domain):
     renderer = HTML
     gui = True
     action_fence = "python"
+    example_action = "click('12')"
+    initial_label = "Initial page"
+    initial_help = "HTML (or an AXTree / ARIA snapshot) of the first page."
+    starter_observation = _STARTER
 
     def observation_format_of(self, world: World) -> str:
         """The format this world's pages are written in: that of its initial page, else HTML."""
@@ -207,8 +251,30 @@ class WebDomain(Domain):
             return replace(reading, notes=(*notes, *reading.notes))
         return read_python_sequence(raw, lambda call: _read_call(raw, call), "a browser action")
 
-    def detect_format(self, observation: str) -> str | None:
-        return observations.detect_format(observation, self.observation_formats)
+    def composer(self, world: World, observation: str) -> Composer:
+        """A verb, an element of the current page and a value."""
+        return Composer(
+            fields=(
+                ComposerField("verb", "Action", "choice", choices=_COMPOSER_VERBS),
+                ComposerField(
+                    "element",
+                    "Element",
+                    "choice",
+                    choices=element_choices(self.ids_in(observation)),
+                    placeholder="element bid…",
+                    elements=True,
+                ),
+                ComposerField("value", "Value", hint="text, URL, key"),
+            ),
+            action_placeholder=self.example_action,
+        )
+
+    def compose(self, world: World, fields: Mapping[str, str]) -> str:
+        return _compose(
+            fields.get("verb", "").strip(),
+            fields.get("element", "").strip(),
+            fields.get("value", ""),
+        )
 
     def ids_in(self, observation: str) -> set[str]:
         """The element ids an action may refer to on this page (bids or ARIA refs)."""

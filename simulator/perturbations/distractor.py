@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+from simulator.domains.base import AXTREE, HTML, JSON
 from simulator.perturbations.registry import Enforced, KindInfo, Param
 from simulator.perturbations.shapes import (
-    AXTREE,
-    HTML,
-    JSON,
     dump_json,
     load_json,
+    observation_format,
     overlay,
     prompt_line,
-    sniff,
 )
 from simulator.perturbations.spec import Perturbation, StepContext
 
@@ -48,7 +46,7 @@ def _insert(observation: str, content: str, fmt: str) -> str:
 
 
 def _enforce(p: Perturbation, observation: str, ctx: StepContext) -> Enforced:
-    fmt = sniff(observation, ctx.domain)
+    fmt = observation_format(observation, ctx.domain)
     result = _insert(observation, str(p.param("content")), fmt)
     return Enforced(
         result,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from simulator.perturbations.registry import Enforced, KindInfo, Param
-from simulator.perturbations.shapes import error_observation, sniff
+from simulator.perturbations.shapes import error_observation, observation_format
 from simulator.perturbations.spec import Perturbation, StepContext
 
 
@@ -15,9 +15,8 @@ def _instruction(p: Perturbation, ctx: StepContext) -> str:
 
 
 def _enforce(p: Perturbation, observation: str, ctx: StepContext) -> Enforced:
-    fmt = sniff(observation, ctx.domain)
+    fmt = observation_format(observation, ctx.domain)
     error = error_observation(
-        ctx.domain,
         fmt,
         str(p.param("message")),
         code=int(p.param("code")),

@@ -9,7 +9,7 @@ it, the observation becomes the domain's timeout error.
 from __future__ import annotations
 
 from simulator.perturbations.registry import Enforced, KindInfo, Param
-from simulator.perturbations.shapes import error_observation, sniff
+from simulator.perturbations.shapes import error_observation, observation_format
 from simulator.perturbations.spec import Perturbation, StepContext
 
 
@@ -26,9 +26,8 @@ def _enforce(p: Perturbation, observation: str, ctx: StepContext) -> Enforced:
     timeout = int(p.param("timeout_ms"))
     details = {"simulated_delay_ms": delay}
     if timeout and delay > timeout:
-        fmt = sniff(observation, ctx.domain)
+        fmt = observation_format(observation, ctx.domain)
         error = error_observation(
-            ctx.domain,
             fmt,
             f"Operation timed out after {timeout} ms",
             code=504,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from simulator.perturbations.registry import Enforced, KindInfo, Param
-from simulator.perturbations.shapes import error_observation, sniff
+from simulator.perturbations.shapes import error_observation, observation_format
 from simulator.perturbations.spec import Perturbation, StepContext
 
 
@@ -19,10 +19,8 @@ def _instruction(p: Perturbation, ctx: StepContext) -> str:
 
 
 def _enforce(p: Perturbation, observation: str, ctx: StepContext) -> Enforced:
-    fmt = sniff(observation, ctx.domain)
-    error = error_observation(
-        ctx.domain, fmt, _message(p), code=429, action=ctx.action, previous=observation
-    )
+    fmt = observation_format(observation, ctx.domain)
+    error = error_observation(fmt, _message(p), code=429, action=ctx.action, previous=observation)
     return Enforced(
         error,
         f"rate limited: retry after {p.param('retry_after_s')} s",

@@ -4,7 +4,8 @@ An enforced error or overlay is only believable when it looks like the domain's
 own output: an mcp tool answers a JSON error object, a shell prints ``bash: ...``
 and a new prompt, a browser shows an error page in whatever form the agent reads
 (HTML, BrowserGym accessibility tree, Playwright ARIA snapshot), an Android UI
-dump gains a dialog node. These helpers sniff the shape and write it.
+dump gains a dialog node. Which format that is, the domain says
+(:meth:`simulator.domains.Domain.format_of`); these helpers write it.
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ from html import escape as html_escape
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-# Format names mirror simulator.domains.base; repeated here so perturbations work
-# without importing the domain registry.
-HTML = "html"
-AXTREE = "axtree"
-ARIA_YAML = "aria-yaml"
-OS_A11Y = "os-a11y"
-UIAUTOMATOR_XML = "uiautomator-xml"
-ANDROID_ELEMENTS = "android-elements"
-JSON = "json"
-TERMINAL = "terminal"
-TEXT = "text"
+from simulator.domains import get_domain
+from simulator.domains.base import (
+    ANDROID_ELEMENTS,
+    ARIA_YAML,
+    AXTREE,
+    HTML,
+    JSON,
+    OS_A11Y,
+    TERMINAL,
+    TEXT,
+    UIAUTOMATOR_XML,
+)
+from simulator.observations import detect_format
 
-GUI_FORMATS = (HTML, AXTREE, ARIA_YAML, OS_A11Y, UIAUTOMATOR_XML, ANDROID_ELEMENTS)
 _PROMPT_LINE = re.compile(r"^[^\n]*[$#>] ?$")
 _BID = re.compile(r"\[(\d+)\]")
 
@@ -53,28 +55,16 @@ def dump_json(value: Any, like: str) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-def sniff(observation: str, domain: str) -> str:
-    """The observation's format, judged from its text and its domain."""
-    text = observation.lstrip()
-    if text.startswith(("{", "[")) and not isinstance(load_json(text), NotJson):
-        return JSON
-    if text.startswith(("<?xml", "<hierarchy")):
-        return UIAUTOMATOR_XML
-    if re.match(r"<(!doctype|html|head|body|div)\b", text, re.IGNORECASE):
-        return HTML
-    if text.startswith("RootWebArea") or (domain != "os" and re.match(r"\[\d+\] \w+ '", text)):
-        return AXTREE
-    if text.startswith("- ") and re.search(r"\[ref=[^\]]+\]", text):
-        return ARIA_YAML
-    if domain == "android":
-        return ANDROID_ELEMENTS
-    if domain == "os":
-        return OS_A11Y
-    if domain in ("terminal", "swe"):
-        return TERMINAL
-    if domain == "mcp":
-        return JSON
-    return TEXT
+def observation_format(observation: str, domain: str) -> str:
+    """The format to write a change to ``observation`` in, as its domain judges it.
+
+    A domain that is not registered (a custom one in another process) is judged by
+    the text alone.
+    """
+    try:
+        return get_domain(domain).format_of(observation)
+    except KeyError:
+        return detect_format(observation) or TEXT
 
 
 def prompt_line(observation: str) -> str:
@@ -101,9 +91,7 @@ def command_name(action: str) -> str:
     return words[0] if words else "command"
 
 
-def error_observation(
-    domain: str, fmt: str, message: str, *, code: int, action: str, previous: str
-) -> str:
+def error_observation(fmt: str, message: str, *, code: int, action: str, previous: str) -> str:
     """An error written the way this domain and format would show it."""
     if fmt == TERMINAL:
         error = f"bash: {command_name(action)}: {message}"

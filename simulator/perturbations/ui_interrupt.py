@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from simulator.perturbations.registry import Enforced, KindInfo, Param
-from simulator.perturbations.shapes import overlay, sniff
+from simulator.perturbations.shapes import observation_format, overlay
 from simulator.perturbations.spec import Perturbation, StepContext
 
 _DEFAULTS = {
@@ -44,7 +44,7 @@ def _instruction(p: Perturbation, ctx: StepContext) -> str:
 
 
 def _enforce(p: Perturbation, observation: str, ctx: StepContext) -> Enforced:
-    fmt = sniff(observation, ctx.domain)
+    fmt = observation_format(observation, ctx.domain)
     title, text, buttons = _dialog(p)
     result = overlay(fmt, observation, title, text, buttons)
     if result is None:

@@ -22,15 +22,6 @@ from studio.core.models import ModelEndpoint
 from studio.episodes.models import Episode
 from studio.episodes.selectors import history, last_observation
 
-EXAMPLES = {
-    "mcp": '{"name": "<tool>", "arguments": {...}}',
-    "search": '{"name": "web_search", "arguments": {"query": "..."}}',
-    "terminal": "ls -la",
-    "swe": "grep -rn 'def main' src/",
-    "web": "click('12')",
-    "os": "pyautogui.click(100, 200)",
-    "android": '{"action_type": "click", "index": 3}',
-}
 _FENCE = re.compile(r"```[a-zA-Z]*\n?(.*?)```", re.DOTALL)
 
 
@@ -60,7 +51,7 @@ def agent_messages(episode: Episode) -> list[Message]:
         f"World: {world.title}. {world.premise}\n"
         f"Task: {episode.task or 'explore the environment'}\n"
         "Answer with exactly one action and nothing else, in this format: "
-        f"{EXAMPLES.get(domain.name, 'one action')}"
+        f"{domain.example_action or 'one action'}"
     )
     actions = "\n".join(f"- {turn.action}" for turn in past[-10:]) or "(none yet)"
     user = (

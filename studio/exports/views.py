@@ -23,6 +23,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from simulator.domains import domain_names
 from simulator.perturbations import PERTURBATION_KINDS
 from studio.core.access import get_for_member, get_project_for, projects_for
 from studio.episodes.models import Episode, Step
@@ -165,7 +166,7 @@ def browse(request: HttpRequest) -> HttpResponse:
         "kinds": ItemKind.choices,
         "worlds": selectors.worlds_of(project=project),
         "collections": selectors.collection_choices(project=project),
-        "domains": ["mcp", "search", "terminal", "swe", "web", "os", "android"],
+        "domains": domain_names(),
         "perturbation_kinds": _perturbation_kinds(),
     }
     if request.headers.get("HX-Request"):

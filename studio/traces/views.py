@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from simulator.render import render_terminal
 from studio.core.access import (
     EDIT_ROLES,
     get_for_member,
@@ -21,7 +22,7 @@ from studio.core.access import (
 )
 from studio.core.models import ModelEndpoint, Project
 from studio.errors import StudioError
-from studio.lib.render_response import observation_response
+from studio.lib.render_response import observation_response, sandboxed_document_response
 from studio.lib.tasks import dispatch
 from studio.traces import selectors, services
 from studio.traces.models import (
@@ -244,8 +245,8 @@ def render_side(request: HttpRequest, pk: int, side: str) -> HttpResponse:
     text = turn.turn.observation if side == "real" else turn.observation
     try:
         return observation_response(turn.simulation.trace.domain, text, title=side)
-    except ValueError:
-        return observation_response("terminal", text, title=side)
+    except ValueError:  # a domain this studio does not know: the text as a terminal shows it
+        return sandboxed_document_response(render_terminal(text, title=side))
 
 
 @require_GET

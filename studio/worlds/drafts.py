@@ -12,103 +12,35 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from simulator.domains import domain_names, get_domain
+from simulator.domains import Domain, domain_names, get_domain
+from simulator.domains.forms import EditorField
 from simulator.errors import InvalidWorld
 from simulator.world import World as WorldSpec
 
-FieldKind = Literal["text", "textarea", "json", "code"]
 NON_FIELD = "nonfield"
-
-
-@dataclass(frozen=True)
-class Field:
-    name: str
-    label: str
-    kind: FieldKind
-    help: str = ""
-    #: True for keys of ``World.extras``; False for top-level world keys.
-    extra: bool = True
-
-
-INITIAL_LABELS = {
-    "mcp": ("Initial observation", "Optional: what the agent sees before its first call."),
-    "search": ("Initial observation", "Optional: what the agent sees before its first search."),
-    "terminal": ("Initial screen", "The terminal as the agent first sees it."),
-    "swe": ("Initial screen", "The terminal in the repository, before the first command."),
-    "web": ("Initial page", "HTML (or an AXTree / ARIA snapshot) of the first page."),
-    "os": ("Initial screen", "The desktop's accessibility table or tree."),
-    "android": ("Initial screen", "uiautomator XML (or an AndroidWorld element list)."),
-}
-
-_SHELL = (
-    Field("hostname", "Host name", "text"),
-    Field("user", "User", "text"),
-    Field("cwd", "Working directory", "text"),
-    Field("files", "Seed files", "json", 'JSON: {"path": "content", ...}'),
-)
-
-EXTRA_FIELDS: dict[str, tuple[Field, ...]] = {
-    "mcp": (
-        Field(
-            "tools",
-            "Tools",
-            "json",
-            'JSON list: [{"name", "description", "input_schema": <JSON Schema>}, ...]',
-        ),
-        Field("resources", "Resources", "json", "JSON list or object of resources."),
-    ),
-    "search": (
-        Field(
-            "corpus",
-            "Corpus: entities and facts",
-            "json",
-            'JSON list: [{"entity": "...", "facts": ["...", ...]}, ...]',
-        ),
-    ),
-    "terminal": _SHELL,
-    "swe": (Field("repository", "Repository", "text", "Name or URL of the repository."), *_SHELL),
-    "os": (Field("screen", "Screen", "json", 'JSON: {"width": 1920, "height": 1080}'),),
-}
-
-STARTERS: dict[str, str] = {
-    "web": (
-        "<!DOCTYPE html>\n<html>\n<head><title>New page</title></head>\n<body>\n"
-        '  <h1>Welcome</h1>\n  <p>Describe the first page here.</p>\n  <button bid="1">Continue</button>\n'
-        "</body>\n</html>\n"
-    ),
-    "os": (
-        "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)\n"
-        "frame\tDesktop\t\t\t\t(0, 0)\t(1920, 1080)\n"
-        "push-button\tFiles\t\t\t\t(10, 40)\t(64, 64)\n"
-    ),
-    "android": (
-        "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n"
-        '<hierarchy rotation="0">\n'
-        '  <node index="0" text="" resource-id="" class="android.widget.FrameLayout" '
-        'package="com.example.home" content-desc="" clickable="false" bounds="[0,0][1080,2400]">\n'
-        '    <node index="0" text="Home" resource-id="com.example.home:id/title" '
-        'class="android.widget.TextView" package="com.example.home" content-desc="" '
-        'clickable="false" bounds="[40,120][1040,220]" />\n'
-        "  </node>\n</hierarchy>\n"
-    ),
-    "terminal": "user@workstation:~$ ",
-    "swe": "dev@build:~/project$ ",
-}
 
 
 def domain_choices() -> list[tuple[str, str]]:
     return [(name, get_domain(name).title) for name in domain_names()]
 
 
-def fields_for(domain: str) -> tuple[Field, ...]:
-    label, help_text = INITIAL_LABELS.get(domain, ("Initial observation", ""))
+def fields_for(domain: str) -> tuple[EditorField, ...]:
+    """The editor's fields: every world's, then what the domain adds for its extras."""
+    try:
+        spec = get_domain(domain)
+    except KeyError:
+        # A world of a domain this process does not know still opens in the editor.
+        return _common_fields(Domain.initial_label, Domain.initial_help)
+    return (*_common_fields(spec.initial_label, spec.initial_help), *spec.editor_fields)
+
+
+def _common_fields(initial_label: str, initial_help: str) -> tuple[EditorField, ...]:
     return (
-        Field("title", "Title", "text", extra=False),
-        Field("premise", "Premise", "textarea", "What this fictional world is.", extra=False),
-        Field("initial_observation", label, "code", help_text, extra=False),
-        *EXTRA_FIELDS.get(domain, ()),
+        EditorField("title", "Title", "text", extra=False),
+        EditorField("premise", "Premise", "textarea", "What this fictional world is.", extra=False),
+        EditorField("initial_observation", initial_label, "code", initial_help, extra=False),
     )
 
 
@@ -120,7 +52,7 @@ class Draft:
     spec: dict[str, Any] | None = None
 
     @property
-    def fields(self) -> list[tuple[Field, str, list[str]]]:
+    def fields(self) -> list[tuple[EditorField, str, list[str]]]:
         return [
             (f, self.values.get(f.name, ""), self.errors.get(f.name, []))
             for f in fields_for(self.domain)
@@ -150,9 +82,9 @@ def draft_from_spec(spec: Mapping[str, Any]) -> Draft:
 
 
 def starter_spec(domain: str, title: str) -> dict[str, Any]:
-    return WorldSpec(
-        domain=domain, title=title, initial_observation=STARTERS.get(domain, "")
-    ).to_dict()
+    """A new world of ``domain``, opening on the domain's starter observation."""
+    starter = get_domain(domain).starter_observation
+    return WorldSpec(domain=domain, title=title, initial_observation=starter).to_dict()
 
 
 def draft_from_post(

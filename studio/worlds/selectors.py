@@ -17,7 +17,7 @@ from simulator.perturbations import (
     firing_indexes,
     prompted_firings,
 )
-from simulator.prompting import build_messages, estimate_tokens
+from simulator.prompting import build_messages, domain_for, estimate_tokens
 from simulator.scenario import Scenario as ScenarioSpec
 from simulator.types import Message, PromptLayout
 from studio.core.access import EDIT_ROLES
@@ -26,17 +26,6 @@ from studio.core.models import ModelEndpoint, Project
 from studio.worlds.models import Scenario, World, WorldRevision
 
 User = AbstractBaseUser | AnonymousUser
-
-#: What the preview sends when the scenario has no scripted first action.
-PLACEHOLDER_ACTIONS = {
-    "mcp": '{"name": "<tool>", "arguments": {}}',
-    "search": 'web_search("example query")',
-    "terminal": "ls -la",
-    "swe": "git status",
-    "web": "click('1')",
-    "os": "pyautogui.click(100, 100)",
-    "android": '{"action_type": "click", "index": 0}',
-}
 
 
 def world_list(*, user: User, project: str = "", archived: bool = False) -> QuerySet[World]:
@@ -123,15 +112,8 @@ def scenario_prompt_preview(*, scenario: Scenario) -> PromptPreview:
     if spec.policy.kind == "scripted" and spec.policy.actions:
         action, placeholder = spec.policy.actions[0], False
     else:
-        action, placeholder = PLACEHOLDER_ACTIONS.get(world.domain, "noop"), True
-        tools = world.extras.get("tools")
-        if (
-            world.domain == "mcp"
-            and isinstance(tools, list)
-            and tools
-            and isinstance(tools[0], dict)
-        ):
-            action = json.dumps({"name": tools[0].get("name", "<tool>"), "arguments": {}})
+        # The domain's example action when nothing scripts one: what the preview sends.
+        action, placeholder = domain_for(world).first_action(world), True
     perturbations: tuple[Perturbation, ...] = spec.perturbations
     ctx = StepContext(step=1, action=action, domain=world.domain, seed=spec.seed)
     indexes = firing_indexes(perturbations, ctx)

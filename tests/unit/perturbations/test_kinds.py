@@ -8,7 +8,7 @@ from xml.etree import ElementTree
 import pytest
 
 from simulator.perturbations import PERTURBATION_KINDS, Perturbation, StepContext
-from simulator.perturbations.shapes import overlay, sniff
+from simulator.perturbations.shapes import observation_format, overlay
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 AXTREE = (FIXTURES / "web/webarena_shopping_step1.axtree.txt").read_text()
@@ -313,20 +313,25 @@ def test_overlay_edge_cases():
 @pytest.mark.parametrize(
     ("text", "domain", "fmt"),
     [
-        ('{"a": 1}', "web", "json"),
+        ('{"a": 1}', "mcp", "json"),
         (UIAUTOMATOR, "android", "uiautomator-xml"),
+        ("UI element 0: button", "android", "android-elements"),
         (HTML, "web", "html"),
         (AXTREE, "web", "axtree"),
         (ARIA, "web", "aria-yaml"),
-        ("x", "android", "android-elements"),
+        ("x", "web", "html"),
+        ("x", "android", "uiautomator-xml"),
         ("x", "os", "os-a11y"),
         ("x", "swe", "terminal"),
-        ("x", "mcp", "json"),
+        ("Error: user not found", "mcp", "json"),
         ("x", "search", "text"),
+        ('{"a": 1}', "a-domain-not-registered", "json"),
+        ("x", "a-domain-not-registered", "text"),
     ],
 )
-def test_sniff(text, domain, fmt):
-    assert sniff(text, domain) == fmt
+def test_an_enforced_change_is_written_in_the_format_the_domain_judges(text, domain, fmt):
+    """Among the domain's own formats; a text in none of them gets the domain's first."""
+    assert observation_format(text, domain) == fmt
 
 
 def test_instruction_passes_text_through():
