@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import json
 import queue
-import random
 import shutil
 import threading
 import time
@@ -30,12 +29,7 @@ from simulator.perturbations import Perturbation
 from simulator.review.awb_eval import RecordedTurn, SimulatedTurnResult, simulate_trace
 from simulator.review.judge import (
     DIMENSIONS,
-    build_judge_messages,
-    complete,
-    judge_messages,
     normalize,
-    parse_choice,
-    turing_messages,
 )
 from simulator.types import Sampling
 from studio.core.endpoints import default_endpoint_spec, describe_spec
@@ -54,7 +48,6 @@ from studio.traces.models import (
     TraceRow,
     TraceSource,
     TraceTurn,
-    TuringGuess,
 )
 
 MAX_STORED_ERRORS = 200
@@ -564,6 +557,9 @@ def awb_row_for(turn: SimulatedTurn) -> dict[str, Any]:
     return turn_row(turn.simulation.trace, turn.index)
 
 
+# The judge task itself (concurrent, live badges) is studio/traces/turn_judging.py.
+
+
 def judge_score_save(
     *, turn: SimulatedTurn, fields: dict[str, Any], endpoint_label: str
 ) -> JudgeScore:
@@ -582,59 +578,6 @@ def judge_score_save(
         judge_raw_output=str(fields.get("judge_raw_output", "")),
         judge_endpoint=endpoint_label,
     )
-
-
-def judge_simulation(
-    *, simulation_id: int, endpoint_id: int | None = None, turing: bool = False
-) -> int:
-    """Judge every simulated turn (rubric scores, or blind A/B guesses); returns how many."""
-    from simulator.review.judge import judged_fields
-    from simulator.types import EVAL_SAMPLING
-
-    simulation = Simulation.objects.select_related("trace").get(pk=simulation_id)
-    endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first() if endpoint_id else None
-    spec = endpoint_spec(endpoint)
-    label = describe_spec(spec)
-    turns = list(simulation.turns.exclude(observation="").select_related("simulation__trace"))
-    rows = [(t, awb_row_for(t)) for t in turns]
-
-    async def run() -> list[Any]:
-        backend = create_backend(spec)
-        try:
-            results: list[Any] = []
-            for turn, row in rows:
-                if turing:
-                    rng = random.Random(turn.pk)
-                    real_first = rng.random() < 0.5
-                    a, b = (row["response"][-1], turn.observation)
-                    if not real_first:
-                        a, b = b, a
-                    raw = await complete(backend, turing_messages(row, a, b))
-                    results.append(("A" if real_first else "B", raw))
-                else:
-                    # eval.py's judge sampling; no top_p/top_k (only sent when set).
-                    verdict = await judge_messages(
-                        backend, build_judge_messages(row, turn.observation), sampling=EVAL_SAMPLING
-                    )
-                    results.append(judged_fields(verdict, turn.observation))
-            return results
-        finally:
-            await backend.aclose()
-
-    results = asyncio.run(run())
-    for (turn, _), result in zip(rows, results, strict=True):
-        if turing:
-            real_position, raw = result
-            TuringGuess.objects.create(
-                simulated_turn=turn,
-                real_position=real_position,
-                guess=parse_choice(raw) or "",
-                judge_raw_output=raw,
-                judge_endpoint=label,
-            )
-        else:
-            judge_score_save(turn=turn, fields=result, endpoint_label=label)
-    return len(rows)
 
 
 # ── Annotations ─────────────────────────────────────────────────────────────────
