@@ -23,7 +23,13 @@ from studio.core.access import (
 from studio.core.models import ModelEndpoint, Project
 from studio.lib.render_response import observation_response
 from studio.lib.tasks import dispatch
-from studio.traces import selectors, services, trajectory_judging, turn_judging
+from studio.traces import (
+    score_charts,
+    selectors,
+    services,
+    trajectory_judging,
+    turn_judging,
+)
 from studio.traces.models import (
     ImportJob,
     SimulatedTurn,
@@ -285,8 +291,6 @@ def queue(request: HttpRequest) -> HttpResponse:
 @login_required
 def stats(request: HttpRequest) -> HttpResponse:
     project = _project(request)
-    return render(
-        request,
-        "traces/stats.html",
-        {"project": project, "agg": selectors.aggregates(project=project)},
-    )
+    agg = selectors.aggregates(project=project)
+    charts = score_charts.score_charts(project=project, aggregates=agg)
+    return render(request, "traces/stats.html", {"project": project, "agg": agg, "charts": charts})
