@@ -98,9 +98,10 @@ def bar_chart(title: str, bars: Sequence[Bar], *, maximum: float = 100.0) -> str
 
 def line_chart(title: str, points: Sequence[Point], *, maximum: float = 100.0) -> str:
     """A line through ``points`` in order, each a dot with its value and count as a tooltip;
-    at most eight x labels are written, evenly spread."""
+    at most nine x labels are written, evenly spread."""
     height = 200
-    left, right, top, bottom = 36, WIDTH - 12, TOP + 6, height - AXIS_H - 6
+    # Half a date label (~35 px) of room at either end, so the first and last fit.
+    left, right, top, bottom = 72, WIDTH - 40, TOP + 6, height - AXIS_H - 6
     parts = [_open(title, height)]
     for tick in (0.0, 0.5, 1.0):
         y = bottom - tick * (bottom - top)
@@ -129,7 +130,8 @@ def line_chart(title: str, points: Sequence[Point], *, maximum: float = 100.0) -
             f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{ACCENT}">'
             f"<title>{label}: {_number(point.value)} (n={point.n})</title></circle>"
         )
-        if i % every == 0 or i == len(points) - 1:
+        last = len(points) - 1
+        if i == last or (i % every == 0 and last - i >= every):  # never crowding the last
             parts.append(
                 f'<text x="{x:.1f}" y="{height - 4}" fill="{MUTED}" text-anchor="middle">'
                 f"{label}</text>"
