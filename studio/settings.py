@@ -236,6 +236,8 @@ SWEEP_EVERY_S = float(env("STUDIO_SWEEP_EVERY_S", "30"))
 SWEEP_GRACE_S = float(env("STUDIO_SWEEP_GRACE_S", "300"))
 # Batch rollouts: model calls in flight per endpoint, across all workers.
 ROLLOUT_ENDPOINT_CONCURRENCY = envint("STUDIO_ROLLOUT_ENDPOINT_CONCURRENCY", 8)
+# The judge task (the review page's Judge button): judge requests in flight per simulation.
+JUDGE_CONCURRENCY = envint("STUDIO_JUDGE_CONCURRENCY", 8)
 
 # Deployment (deploy/, docs/deploy.md). The studio frames its own render endpoints in
 # sandboxed iframes, so X-Frame-Options stays SAMEORIGIN rather than DENY (W019).

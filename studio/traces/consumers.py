@@ -42,6 +42,12 @@ class ProgressConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def progress(self, event: dict[str, Any]) -> None:
         await self.send(text_data=event["html"])
 
+    # Live review (studio/traces/turn_judging.py, trajectory_judging.py): a turn's badges
+    # after a judge score or a verdict is saved, or the trajectory judge's card; the
+    # fragment is rendered (and escaped) by the sender and swapped in by its id.
+    async def review_update(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=event["html"])
+
     async def _load(self, user: Any, pk: int) -> tuple[str, str] | None:
         found: tuple[str, str] | None = await database_sync_to_async(self._load_sync)(user, pk)
         return found

@@ -179,6 +179,9 @@ class Simulation(models.Model):
     #: When a task claimed it: running past the task time limit, its worker is gone.
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    #: The latest trajectory-level judge verdict (simulator.review.trajectory_judge's
+    #: ``TrajectoryVerdict.to_dict()`` plus ``judge_endpoint`` and ``judged_at``); {} if none.
+    trajectory_judgement = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

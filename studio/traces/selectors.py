@@ -216,9 +216,14 @@ def aggregates(*, project: Project) -> Aggregates:
 
 def simulation_turns(*, simulation: Simulation) -> list[dict[str, Any]]:
     """Turn list for the review sidebar: index, verdict and latest judge total."""
-    out = []
-    for turn in simulation.turns.prefetch_related("judge_scores", "annotations"):
-        judge = max(turn.judge_scores.all(), key=lambda j: (j.created_at, j.pk), default=None)
-        verdicts = {a.verdict for a in turn.annotations.all() if a.verdict}
-        out.append({"turn": turn, "judge": judge, "verdicts": sorted(verdicts)})
-    return out
+    return [
+        turn_item(turn=turn)
+        for turn in simulation.turns.prefetch_related("judge_scores", "annotations")
+    ]
+
+
+def turn_item(*, turn: SimulatedTurn) -> dict[str, Any]:
+    """One sidebar entry: the turn, its latest judge score and its reviewers' verdicts."""
+    judge = max(turn.judge_scores.all(), key=lambda j: (j.created_at, j.pk), default=None)
+    verdicts = {a.verdict for a in turn.annotations.all() if a.verdict}
+    return {"turn": turn, "judge": judge, "verdicts": sorted(verdicts)}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from studio.traces import services
+from studio.traces import services, trajectory_judging, turn_judging
 
 
 @shared_task(name="traces.run_import")
@@ -21,4 +21,13 @@ def run_simulation(simulation_id: int) -> None:
 def judge_simulation(
     simulation_id: int, endpoint_id: int | None = None, turing: bool = False
 ) -> None:
-    services.judge_simulation(simulation_id=simulation_id, endpoint_id=endpoint_id, turing=turing)
+    """Judge every simulated turn, concurrently; each score is shown live as it lands."""
+    turn_judging.judge_simulation(
+        simulation_id=simulation_id, endpoint_id=endpoint_id, turing=turing
+    )
+
+
+@shared_task(name="traces.judge_trajectory")
+def judge_trajectory(simulation_id: int, endpoint_id: int | None = None) -> None:
+    """Judge the simulated trajectory as a whole; the verdict is stored on the simulation."""
+    trajectory_judging.trajectory_judge_run(simulation_id=simulation_id, endpoint_id=endpoint_id)

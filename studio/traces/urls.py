@@ -14,6 +14,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("<int:pk>/simulate/", views.trace_simulate, name="simulate"),
     path("simulations/<int:pk>/", views.review, name="review"),
     path("simulations/<int:pk>/judge/", views.simulation_judge, name="judge"),
+    path(
+        "simulations/<int:pk>/judge-trajectory/",
+        views.simulation_judge_trajectory,
+        name="judge-trajectory",
+    ),
     path("turns/<int:pk>/annotate/", views.annotate, name="annotate"),
     path("turns/<int:pk>/render/<str:side>/", views.render_side, name="render"),
 ]

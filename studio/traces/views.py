@@ -24,7 +24,13 @@ from studio.core.models import ModelEndpoint, Project
 from studio.errors import StudioError
 from studio.lib.render_response import observation_response, sandboxed_document_response
 from studio.lib.tasks import dispatch
-from studio.traces import selectors, services
+from studio.traces import (
+    score_charts,
+    selectors,
+    services,
+    trajectory_judging,
+    turn_judging,
+)
 from studio.traces.models import (
     ImportJob,
     SimulatedTurn,
@@ -32,7 +38,7 @@ from studio.traces.models import (
     SimulationMode,
     Trace,
 )
-from studio.traces.tasks import judge_simulation, run_import
+from studio.traces.tasks import judge_simulation, judge_trajectory, run_import
 from studio.worlds.models import Scenario
 
 
@@ -176,6 +182,7 @@ def _review_context(request: HttpRequest, simulation: Simulation, index: int) ->
         "turns": turns,
         "total": simulation.trace.turns.count(),
         "review": selectors.turn_review(turn=current, user=request.user) if current else None,
+        "trajectory": trajectory_judging.trajectory_card(simulation),
         "dimensions": ["format", "factuality", "consistency", "realism", "quality"],
         "can_edit": _can_edit(request, simulation.project),
         "endpoints": ModelEndpoint.objects.filter(project__in=[simulation.project])
@@ -198,19 +205,34 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "traces/review.html", context)
 
 
-@require_POST
-@login_required
-def simulation_judge(request: HttpRequest, pk: int) -> HttpResponse:
-    simulation = get_for_member(request.user, Simulation.objects.all(), edit=True, pk=pk)
+def _judge_endpoint_id(request: HttpRequest, simulation: Simulation) -> int | None:
+    """The judge endpoint chosen in the form: the project's or a site-wide one."""
     endpoint_id = request.POST.get("endpoint") or None
     if endpoint_id and not (
         ModelEndpoint.objects.filter(pk=endpoint_id, project=simulation.project).exists()
         or ModelEndpoint.objects.filter(pk=endpoint_id, project__isnull=True).exists()
     ):
         raise Http404("No such endpoint")
+    return int(endpoint_id) if endpoint_id else None
+
+
+@require_POST
+@login_required
+def simulation_judge(request: HttpRequest, pk: int) -> HttpResponse:
+    simulation = get_for_member(request.user, Simulation.objects.all(), edit=True, pk=pk)
+    endpoint_id = _judge_endpoint_id(request, simulation)
     turing = request.POST.get("turing") == "1"
-    dispatch(judge_simulation, simulation.pk, int(endpoint_id) if endpoint_id else None, turing)
-    messages.success(request, "The judge is running; reload to see its scores.")
+    dispatch(judge_simulation, simulation.pk, endpoint_id, turing)
+    messages.success(request, "The judge is running; its scores appear beside each turn.")
+    return redirect("traces:review", pk=simulation.pk)
+
+
+@require_POST
+@login_required
+def simulation_judge_trajectory(request: HttpRequest, pk: int) -> HttpResponse:
+    simulation = get_for_member(request.user, Simulation.objects.all(), edit=True, pk=pk)
+    dispatch(judge_trajectory, simulation.pk, _judge_endpoint_id(request, simulation))
+    messages.success(request, "The trajectory judge is running; its verdict appears below.")
     return redirect("traces:review", pk=simulation.pk)
 
 
@@ -231,6 +253,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         services.annotation_save(turn=turn, user=request.user, data=data)
     except StudioError as exc:
         return HttpResponseBadRequest(str(exc))
+    turn_judging.publish_turn_badges(turn)  # other open review pages see the verdict
     context = _review_context(request, turn.simulation, turn.index)
     return render(request, "traces/_annotation.html", context)
 
@@ -264,8 +287,6 @@ def queue(request: HttpRequest) -> HttpResponse:
 @login_required
 def stats(request: HttpRequest) -> HttpResponse:
     project = _project(request)
-    return render(
-        request,
-        "traces/stats.html",
-        {"project": project, "agg": selectors.aggregates(project=project)},
-    )
+    agg = selectors.aggregates(project=project)
+    charts = score_charts.score_charts(project=project, aggregates=agg)
+    return render(request, "traces/stats.html", {"project": project, "agg": agg, "charts": charts})

@@ -18,12 +18,13 @@ from studio.traces.services.importing import (
     record_trace_get_or_create,
 )
 from studio.traces.services.judging import (
+    awb_row_for,
     awb_store_judged,
     awb_store_predictions,
     judge_score_save,
-    judge_simulation,
 )
 from studio.traces.services.simulations import (
+    endpoint_spec,
     simulation_claim,
     simulation_create,
     simulation_run,
@@ -32,13 +33,14 @@ from studio.traces.services.simulations import (
 __all__ = [
     "ImportTooLarge",
     "annotation_save",
+    "awb_row_for",
     "awb_store_judged",
     "awb_store_predictions",
     "import_file",
     "import_job_create",
     "import_run",
+    "endpoint_spec",
     "judge_score_save",
-    "judge_simulation",
     "publish_import",
     "record_trace_get_or_create",
     "simulation_claim",

@@ -3,28 +3,17 @@ generations and scores of ``awb infer`` / ``awb judge`` runs for review."""
 
 from __future__ import annotations
 
-import asyncio
-import random
 from typing import Any
 
 from django.utils import timezone
 
-from simulator.backends import create_backend
 from simulator.formats.awb import AwbRow, id_key
 from simulator.review.judge import (
     DIMENSIONS,
-    build_judge_messages,
-    complete,
     extract_observation,
-    judge_messages,
-    judged_fields,
     normalize,
-    parse_choice,
-    turing_messages,
 )
-from simulator.types import EVAL_SAMPLING
-from studio.core.endpoints import describe_spec
-from studio.core.models import ModelEndpoint, Project
+from studio.core.models import Project
 from studio.exports.records import turn_row
 from studio.traces.models import (
     JudgeScore,
@@ -33,10 +22,8 @@ from studio.traces.models import (
     SimulationStatus,
     Trace,
     TraceSource,
-    TuringGuess,
 )
 from studio.traces.services.importing import trace_fields, trace_get_or_create
-from studio.traces.services.simulations import endpoint_spec
 
 
 def awb_row_for(turn: SimulatedTurn) -> dict[str, Any]:
@@ -64,54 +51,7 @@ def judge_score_save(
     )
 
 
-def judge_simulation(
-    *, simulation_id: int, endpoint_id: int | None = None, turing: bool = False
-) -> int:
-    """Judge every simulated turn (rubric scores, or blind A/B guesses); returns how many."""
-    simulation = Simulation.objects.select_related("trace").get(pk=simulation_id)
-    endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first() if endpoint_id else None
-    spec = endpoint_spec(endpoint)
-    label = describe_spec(spec)
-    turns = list(simulation.turns.exclude(observation="").select_related("simulation__trace"))
-    rows = [(t, awb_row_for(t)) for t in turns]
-
-    async def run() -> list[Any]:
-        backend = create_backend(spec)
-        try:
-            results: list[Any] = []
-            for turn, row in rows:
-                if turing:
-                    rng = random.Random(turn.pk)
-                    real_first = rng.random() < 0.5
-                    a, b = (row["response"][-1], turn.observation)
-                    if not real_first:
-                        a, b = b, a
-                    raw = await complete(backend, turing_messages(row, a, b))
-                    results.append(("A" if real_first else "B", raw))
-                else:
-                    # eval.py's judge sampling; no top_p/top_k (only sent when set).
-                    verdict = await judge_messages(
-                        backend, build_judge_messages(row, turn.observation), sampling=EVAL_SAMPLING
-                    )
-                    results.append(judged_fields(verdict, turn.observation))
-            return results
-        finally:
-            await backend.aclose()
-
-    results = asyncio.run(run())
-    for (turn, _), result in zip(rows, results, strict=True):
-        if turing:
-            real_position, raw = result
-            TuringGuess.objects.create(
-                simulated_turn=turn,
-                real_position=real_position,
-                guess=parse_choice(raw) or "",
-                judge_raw_output=raw,
-                judge_endpoint=label,
-            )
-        else:
-            judge_score_save(turn=turn, fields=result, endpoint_label=label)
-    return len(rows)
+# The judge task itself (concurrent, with live badges) is studio/traces/turn_judging.py.
 
 
 def _awb_simulated_turn(project: Project, row: dict[str, Any], label: str) -> SimulatedTurn:

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from simulator.serve import ServerOptions
 from simulator.serve.threaded import start_server_in_thread
 from studio.core.models import ModelEndpoint
-from studio.traces import selectors, services
+from studio.traces import selectors, services, turn_judging
 from studio.traces.models import Annotation, JudgeScore, SimulatedTurn, Simulation, Trace
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,8 @@ def test_the_judge_scores_every_turn_through_an_openai_endpoint(trace):
             model="judge",
         )
         # The replay server answers by turn count; the judge request has one user message.
-        assert services.judge_simulation(simulation_id=simulation.pk, endpoint_id=endpoint.pk) == 3
+        judged = turn_judging.judge_simulation(simulation_id=simulation.pk, endpoint_id=endpoint.pk)
+        assert judged == 3
         bodies = list(server.state.requests)
     # An OpenAI-compatible judge gets no SGLang-only field and eval.py's sampling.
     assert len(bodies) == 3
