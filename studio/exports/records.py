@@ -36,6 +36,7 @@ from simulator.world import World as WorldSpec
 from studio.core.endpoints import official_system_template
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
+from studio.exports.curation import CuratedItem, curated_items
 from studio.exports.models import Collection, ItemKind
 from studio.traces.awb_rows import trace_rows, trace_world
 from studio.traces.models import Trace, TraceTurn
@@ -72,7 +73,7 @@ class TraceItem:
     turns: list[TraceTurn] = field(default_factory=list)
 
 
-Resolved = EpisodeItem | TraceItem | Scenario | None
+Resolved = EpisodeItem | TraceItem | CuratedItem | Scenario | None
 
 
 def resolve(project: Project, pairs: Iterable[tuple[str, int]]) -> Iterator[tuple[str, Resolved]]:
@@ -122,6 +123,7 @@ def _resolve_chunk(
     trace_turns: dict[int, list[TraceTurn]] = defaultdict(list)
     for turn in TraceTurn.objects.filter(trace_id__in=traces).order_by("trace_id", "index"):
         trace_turns[turn.trace_id].append(turn)
+    curated = curated_items(project, ids[ItemKind.CURATED_TURN])
     for kind, object_id in chunk:
         if kind == ItemKind.EPISODE:
             episode = by_id.get(object_id)
@@ -136,6 +138,8 @@ def _resolve_chunk(
             trace_id, index = turn_heads[object_id]
             kept = [t for t in trace_turns[trace_id] if t.index <= index]
             yield kind, TraceItem(traces[trace_id], kept)
+        elif kind == ItemKind.CURATED_TURN:
+            yield kind, curated.get(object_id)
         else:
             yield kind, None
 
