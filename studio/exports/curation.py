@@ -192,7 +192,7 @@ def _awb_row(item: CuratedItem) -> dict[str, Any]:
     return row
 
 
-def provenance(item: CuratedItem, *, record: int) -> dict[str, Any]:
+def curated_provenance(item: CuratedItem, *, record: int) -> dict[str, Any]:
     """Where the export's ``record``-th line (0-based) came from, for the manifest."""
     a = item.annotation
     turn = item.turn

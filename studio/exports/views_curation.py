@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from studio.core.access import get_project_for
@@ -23,13 +24,16 @@ def add_curated(request: HttpRequest) -> HttpResponse:
     project, _ = get_project_for(request.user, request.POST.get("project", ""), edit=True)
     turns = SimulatedTurn.objects.filter(simulation__project=project)
     queue_id, simulation_id = request.POST.get("queue", ""), request.POST.get("simulation", "")
+    back = reverse("exports:list")
     if queue_id.isdigit():
         queue = AnnotationQueue.objects.filter(pk=int(queue_id), project=project).first()
         if queue is None:
             raise Http404("No such queue")
         turns = turns.filter(queue_items__queue=queue)
+        back = reverse("traces:queue-detail", kwargs={"pk": queue.pk})
     elif simulation_id.isdigit():
         turns = turns.filter(simulation_id=int(simulation_id))
+        back = reverse("traces:review", kwargs={"pk": int(simulation_id)})
     chosen = request.POST.get("collection", "")
     name = request.POST.get("new_collection", "").strip()
     collection = (
@@ -39,7 +43,7 @@ def add_curated(request: HttpRequest) -> HttpResponse:
     )
     if collection is None and not name:
         messages.error(request, "Choose a collection or name a new one.")
-        return redirect(request.META.get("HTTP_REFERER") or "exports:list")
+        return redirect(back)
     if collection is None:
         collection = collection_get_or_create(project=project, name=name, user=request.user)
     result = collection_add_curated(collection=collection, turns=turns)

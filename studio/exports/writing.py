@@ -20,7 +20,12 @@ from typing import Any
 
 from simulator.formats import hf
 from simulator.formats._jsonl import dumps
-from studio.exports.curation import CURATED_FORMATS, CuratedItem, curated_record, provenance
+from studio.exports.curation import (
+    CURATED_FORMATS,
+    CuratedItem,
+    curated_provenance,
+    curated_record,
+)
 from studio.exports.records import (
     EpisodeItem,
     Resolved,
@@ -117,7 +122,7 @@ class ExportWriter:
                 yield trace_trajectory_record(obj)
         elif isinstance(obj, CuratedItem) and self.format in CURATED_FORMATS:
             counts.steps += 1
-            self.provenance.append(provenance(obj, record=counts.records))
+            self.provenance.append(curated_provenance(obj, record=counts.records))
             counts.records += 1
             yield curated_record(obj, self.format, include_reasoning=self.include_reasoning)
         elif isinstance(obj, Scenario) and self.format == "bundle":

@@ -10,7 +10,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from studio.core.access import EDIT_ROLES, get_for_member, get_project_for, membership_for
+from studio.core.access import (
+    EDIT_ROLES,
+    get_for_member,
+    get_project_for,
+    membership_for,
+    projects_for,
+)
 from studio.errors import StudioError
 from studio.exports.models import Collection
 from studio.traces import queues
@@ -26,7 +32,10 @@ def _can_edit(request: HttpRequest, queue: AnnotationQueue) -> bool:
 @require_GET
 @login_required
 def queue_list(request: HttpRequest) -> HttpResponse:
-    project, membership = get_project_for(request.user, request.GET.get("project", ""))
+    slug = request.GET.get("project") or next(
+        iter(projects_for(request.user).values_list("slug", flat=True)), ""
+    )
+    project, membership = get_project_for(request.user, slug)
     return render(
         request,
         "traces/queue_list.html",
@@ -54,7 +63,7 @@ def queue_create(request: HttpRequest) -> HttpResponse:
             project=project,
             name=request.POST.get("name", ""),
             description=request.POST.get("description", ""),
-            annotators=User.objects.filter(pk__in=ids),
+            annotators=User.objects.filter(pk__in=ids, memberships__project=project),
             annotators_per_item=int(per_item) if per_item.isdigit() else 0,
             scope={
                 "simulation": request.POST.get("simulation", ""),

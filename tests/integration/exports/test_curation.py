@@ -189,3 +189,14 @@ def test_only_editors_add_curated_turns(client, project, user):
     )
     assert response.status_code == 403
     assert not Collection.objects.filter(name="Nope").exists()
+
+
+def test_the_form_asks_for_a_collection_and_sends_you_back_to_the_queue(signed_in, project, user):
+    queue = queue_create(project=project, name="Back", annotators=[user], scope={})
+    response = signed_in.post(
+        "/collections/add/curated/", {"project": project.slug, "queue": queue.pk}
+    )
+    assert response["Location"] == f"/traces/queues/{queue.pk}/"
+    page = signed_in.get(response["Location"]).content.decode()
+    assert "Choose a collection or name a new one." in page
+    assert 'id="add-curated"' in page and not Collection.objects.exists()
