@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
+from studio.exports.curation import CuratedItem, curated_items
 from studio.exports.models import Collection, ItemKind
 from studio.exports.records import EpisodeItem, TraceItem
 from studio.traces.models import Trace, TraceTurn
@@ -33,7 +34,7 @@ def chunked(values: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
-Resolved = EpisodeItem | TraceItem | Scenario | None
+Resolved = EpisodeItem | TraceItem | CuratedItem | Scenario | None
 
 
 def resolve(project: Project, pairs: Iterable[tuple[str, int]]) -> Iterator[tuple[str, Resolved]]:
@@ -83,6 +84,7 @@ def _resolve_chunk(
     trace_turns: dict[int, list[TraceTurn]] = defaultdict(list)
     for turn in TraceTurn.objects.filter(trace_id__in=traces).order_by("trace_id", "index"):
         trace_turns[turn.trace_id].append(turn)
+    curated = curated_items(project, ids[ItemKind.CURATED_TURN])
     for kind, object_id in chunk:
         if kind == ItemKind.EPISODE:
             episode = by_id.get(object_id)
@@ -97,5 +99,7 @@ def _resolve_chunk(
             trace_id, index = turn_heads[object_id]
             kept = [t for t in trace_turns[trace_id] if t.index <= index]
             yield kind, TraceItem(traces[trace_id], kept)
+        elif kind == ItemKind.CURATED_TURN:
+            yield kind, curated.get(object_id)
         else:
             yield kind, None

@@ -1,7 +1,7 @@
 """Collections of curated items and the export jobs that write them out.
 
 A collection item names its object by kind and id rather than by foreign key:
-episodes, steps, scenarios and trace turns live in four apps, and an item whose
+episodes, steps, scenarios, trace turns and annotations live in four apps, and an item whose
 object was deleted is skipped (and counted) at export time instead of blocking
 the deletion.
 """
@@ -19,6 +19,8 @@ class ItemKind(models.TextChoices):
     STEP = "step", "Step"
     SCENARIO = "scenario", "Scenario"
     TRACE_TURN = "trace_turn", "Trace turn"
+    #: An accepted or corrected simulated turn; ``object_id`` is the annotation that curated it.
+    CURATED_TURN = "curated_turn", "Curated turn"
 
 
 class Collection(models.Model):

@@ -141,14 +141,15 @@ def trace_awb_rows(trace: Trace, turns: Sequence[TraceTurn]) -> list[dict[str, A
     return [dict(row.data) for row in stored if row.turn_idx <= last]
 
 
-def turn_row(trace: Trace, index: int) -> dict[str, Any]:
+def turn_row(trace: Trace, index: int, *, rows: list[AwbRow] | None = None) -> dict[str, Any]:
     """The row eval.py evaluates for turn ``index`` of ``trace``.
 
     The imported row with that ``turn_idx`` when the file had one; else the row
     the benchmark would have written, built from the latest imported row's
     turns; for a trace that came from elsewhere, the row built from its turns.
+    ``rows``: the trace's :func:`stored_rows`, when the caller has read them already.
     """
-    rows = stored_rows(trace)
+    rows = stored_rows(trace) if rows is None else rows
     exact = next((row for row in rows if row.turn_idx == index), None)
     if exact is not None:
         return dict(exact.data)

@@ -15,8 +15,9 @@ from django.http import QueryDict
 from studio.core.access import projects_for
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
+from studio.exports.curation import curation_of
 from studio.exports.models import Collection, CollectionItem, ExportJob, ItemKind
-from studio.traces.models import TraceTurn
+from studio.traces.models import Annotation, TraceTurn
 from studio.worlds.models import Scenario, World
 
 User = AuthUser | AnonymousUser
@@ -179,6 +180,10 @@ def _label(kind: str, obj: Model | None) -> tuple[str, str]:
         return obj.title, obj.world.domain
     if isinstance(obj, TraceTurn):
         return f"{obj.trace.title} · turn {obj.index}", obj.trace.domain
+    if isinstance(obj, Annotation):
+        turn, how = obj.simulated_turn, curation_of(obj) or "no longer curated"
+        label = f"{turn.simulation.trace.title} · turn {turn.index} · {how} by {obj.user}"
+        return label, turn.simulation.trace.domain
     return "(deleted)", kind
 
 
@@ -197,6 +202,12 @@ def collection_rows(*, collection: Collection, limit: int = ITEMS_SHOWN) -> list
         (
             ItemKind.TRACE_TURN,
             TraceTurn.objects.filter(trace__project=project).select_related("trace"),
+        ),
+        (
+            ItemKind.CURATED_TURN,
+            Annotation.objects.filter(simulated_turn__simulation__project=project).select_related(
+                "user", "simulated_turn__simulation__trace"
+            ),
         ),
     ]
     for kind, qs in lookups:

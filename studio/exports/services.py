@@ -44,7 +44,7 @@ from studio.exports.writing import (
 )
 from studio.lib.channels import send_to_group
 from studio.lib.tasks import dispatch
-from studio.traces.models import TraceTurn
+from studio.traces.models import Annotation, TraceTurn
 from studio.worlds.models import Scenario
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -91,13 +91,14 @@ _MODELS: dict[str, Any] = {
     ItemKind.STEP: (Step, "episode__project"),
     ItemKind.SCENARIO: (Scenario, "project"),
     ItemKind.TRACE_TURN: (TraceTurn, "trace__project"),
+    ItemKind.CURATED_TURN: (Annotation, "simulated_turn__simulation__project"),
 }
 
 
 def collection_add_items(*, collection: Collection, items: Iterable[tuple[str, int]]) -> int:
     """Add (kind, object id) pairs; returns how many were new.
 
-    Kinds: "episode", "step", "scenario", "trace_turn". An unknown kind or an object
+    Kinds: "episode", "step", "scenario", "trace_turn", "curated_turn". An unknown kind or an object
     of another project raises :class:`RejectedInput` (nothing is added); items already
     there are skipped.
     """
@@ -225,6 +226,7 @@ def _manifest_for(
         collection=job.collection.name if job.collection else "",
         filters=job.filters,
         options=job.options,
+        provenance=writer.provenance,
     )
 
 
@@ -272,6 +274,7 @@ def export_to_path(
         collection=collection.name,
         filters=collection.filters if filters is None else filters,
         options=_options(include_reasoning, parquet),
+        provenance=writer.provenance,
     )
     manifest_path(out).write_text(dump_manifest(data), encoding="utf-8")
     return data

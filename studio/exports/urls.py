@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from studio.exports import views
+from studio.exports import views, views_curation
 
 urlpatterns = [
     path("", views.collection_list, name="list"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("browse/add/", views.add_filtered, name="add-filtered"),
     path("add/", views.add_form, name="add-form"),
     path("add/item/", views.add_item, name="add-item"),
+    path("add/curated/", views_curation.add_curated, name="add-curated"),
     path("import/", views.import_upload, name="import"),
     path("<int:pk>/", views.collection_detail, name="detail"),
     path("<int:pk>/delete/", views.collection_delete, name="delete"),

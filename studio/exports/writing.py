@@ -23,6 +23,12 @@ from simulator.formats._jsonl import dumps
 from simulator.formats.parquet import write_parquet
 from studio.core.models import Project
 from studio.errors import RejectedInput
+from studio.exports.curation import (
+    CURATED_FORMATS,
+    CuratedItem,
+    curated_provenance,
+    curated_record,
+)
 from studio.exports.items import Resolved
 from studio.exports.records import (
     EpisodeItem,
@@ -77,6 +83,8 @@ class ExportWriter:
         self.include_reasoning = include_reasoning
         self.on_item = on_item
         self.counts = Counts()
+        #: Where each curated record came from (which annotation, by whom), for the manifest.
+        self.provenance: list[dict[str, Any]] = []
 
     def records(self, resolved: Iterable[tuple[str, Resolved]]) -> Iterator[dict[str, Any]]:
         for done, (_kind, obj) in enumerate(resolved, start=1):
@@ -116,6 +124,11 @@ class ExportWriter:
             else:
                 counts.records += 1
                 yield trace_trajectory_record(obj)
+        elif isinstance(obj, CuratedItem) and self.format in CURATED_FORMATS:
+            counts.steps += 1
+            self.provenance.append(curated_provenance(obj, record=counts.records))
+            counts.records += 1
+            yield curated_record(obj, self.format, include_reasoning=self.include_reasoning)
         elif isinstance(obj, Scenario) and self.format == "bundle":
             counts.scenarios += 1
             counts.records += 1
@@ -150,7 +163,10 @@ def manifest(
     collection: str,
     filters: list[Any],
     options: dict[str, Any],
+    provenance: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """The manifest; ``provenance`` (curated records' sources) only when there is some."""
+    extra = {"provenance": provenance} if provenance else {}
     return {
         "manifest_version": MANIFEST_VERSION,
         "format": format,
@@ -163,6 +179,7 @@ def manifest(
         "files": files,
         "created_at": datetime.now(UTC).isoformat(),
         "studio_version": studio_version(),
+        **extra,
     }
 
 

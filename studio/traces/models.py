@@ -308,3 +308,76 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} on {self.simulated_turn}"
+
+
+class AnnotationQueue(models.Model):
+    """Simulated turns handed out to chosen project members for annotation.
+
+    ``scope`` picks the turns: ``{"simulation": id}``, ``{"domain": name}`` or both;
+    empty means every simulated turn of the project. Each turn is given to
+    ``annotators_per_item`` different annotators, so that their agreement can be
+    measured; the work done is read from their :class:`Annotation` rows, never
+    stored twice.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_queues")
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    scope = models.JSONField(default=dict, blank=True)
+    annotators_per_item = models.PositiveSmallIntegerField(default=1)
+    annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="annotation_queues", blank=True
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="unique_queue_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QueueItem(models.Model):
+    queue = models.ForeignKey(AnnotationQueue, on_delete=models.CASCADE, related_name="items")
+    simulated_turn = models.ForeignKey(
+        SimulatedTurn, on_delete=models.CASCADE, related_name="queue_items"
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["queue", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "simulated_turn"], name="one_queue_item_per_turn"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.simulated_turn} in {self.queue}"
+
+
+class QueueAssignment(models.Model):
+    """One annotator's share of one queue item; never the same item twice to one person."""
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="assignments")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="queue_assignments"
+    )
+    assigned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "user"], name="one_assignment_per_item_per_user"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} → {self.user}"

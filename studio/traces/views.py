@@ -38,6 +38,7 @@ from studio.traces.models import (
     SimulationMode,
     Trace,
 )
+from studio.traces.queues import queue_for
 from studio.traces.tasks import judge_simulation, judge_trajectory, run_import
 from studio.worlds.models import Scenario
 
@@ -202,6 +203,7 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
     context = _review_context(request, simulation, index)
     if request.headers.get("HX-Request"):
         return render(request, "traces/_turn-review.html", context)
+    context["queue"] = queue_for(user=request.user, queue_id=request.GET.get("queue", ""))
     return render(request, "traces/review.html", context)
 
 
