@@ -100,10 +100,11 @@ class RolloutForm(forms.Form):
         if start is None:
             return data
         usable = [e for e in self._endpoints if e.project_id in (None, start.project_id)]
+        refusal = f"Pick one of {start.project.name}'s endpoints or a site-wide one."
         if data.get("endpoint") and data["endpoint"] not in {str(e.pk) for e in usable}:
-            self.add_error("endpoint", f"That endpoint is not one of {start.project.name}'s.")
+            self.add_error("endpoint", refusal)
         if data.get("agent_endpoint") and data["agent_endpoint"] not in {e.name for e in usable}:
-            self.add_error("agent_endpoint", f"That endpoint is not one of {start.project.name}'s.")
+            self.add_error("agent_endpoint", refusal)
         return data
 
     def start_kwargs(self) -> dict[str, Any]:
