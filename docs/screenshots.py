@@ -6,6 +6,10 @@ steps in each through the real task path, and photographs each episode page in
 headless Chromium.
 
     .venv/bin/python docs/screenshots.py
+
+The other images in docs/img/ (the editors, review, collections, rollout progress) are
+taken by the end-to-end tests that walk through those pages (``docs_screenshot`` in
+tests/e2e/conftest.py); run them with WORLD_STUDIO_DOCS_SCREENSHOTS=1 to refresh them.
 """
 
 from __future__ import annotations

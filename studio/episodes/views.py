@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from simulator.domains import domain_names, get_domain, is_gui
+from simulator.domains import domain_names, is_gui
 from simulator.errors import InvalidAction, InvalidPerturbation, OutputCutOff
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.prompting import domain_for
@@ -31,6 +31,7 @@ from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, Step
 from studio.episodes.selectors import episodes_for_user, last_observation
 from studio.lib.render_response import on_render_origin
 from studio.worlds.models import Scenario, World
+from studio.worlds.selectors import start_groups
 
 
 def _episode(request: HttpRequest, pk: int, *, edit: bool = False) -> Episode:
@@ -161,7 +162,7 @@ def episode_new(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "projects": projects,
         "project": project,
-        "start_groups": _start_groups(project) if project else [],
+        "start_groups": start_groups(project=project) if project else [],
         "start": form.get("start") or preselected,
         "endpoints": endpoints,
         "form": form,
@@ -192,25 +193,6 @@ def _preselected(request: HttpRequest, projects: QuerySet[Project]) -> tuple[str
         if world is not None:
             return f"world:{world.pk}", world.project
     return "", None
-
-
-def _start_groups(project: Project) -> list[dict[str, Any]]:
-    """What an episode can start from, one group per domain in the registry's order, titled
-    by the registry, with scenarios before bare worlds: a scenario is the usual start and a
-    flat list mixing seven domains is hard to scan. A world of a domain that is no longer
-    registered still gets a group, under the domain's bare name, so it stays startable."""
-    groups: dict[str, dict[str, Any]] = {
-        name: {"title": get_domain(name).title, "items": []} for name in domain_names()
-    }
-    scenarios = Scenario.objects.filter(project=project, archived=False).select_related("world")
-    worlds = World.objects.filter(project=project, archived=False, head__isnull=False)
-    for scenario in scenarios.order_by("title", "pk"):
-        group = groups.setdefault(scenario.domain, {"title": scenario.domain, "items": []})
-        group["items"].append({"value": f"scenario:{scenario.pk}", "label": scenario.title})
-    for world in worlds.order_by("title", "pk"):
-        group = groups.setdefault(world.domain, {"title": world.domain, "items": []})
-        group["items"].append({"value": f"world:{world.pk}", "label": f"{world.title} (world)"})
-    return [group for group in groups.values() if group["items"]]
 
 
 def _create_from_post(request: HttpRequest, project: Any) -> Episode:

@@ -1,4 +1,4 @@
-"""Batch rollouts: a scenario × N episodes × an agent policy, run by workers.
+"""Batch rollouts: a scenario (or a bare world) × N episodes × an agent policy, run by workers.
 
 Each of a job's episodes has a row ``(job, index)`` (unique), so a task that is
 delivered twice, or again after a worker died, continues the same episode from
@@ -13,7 +13,7 @@ from django.db import models
 
 from studio.core.models import ModelEndpoint, Project
 from studio.episodes.models import Episode
-from studio.worlds.models import Scenario
+from studio.worlds.models import Scenario, WorldRevision
 
 
 class JobStatus(models.TextChoices):
@@ -24,7 +24,14 @@ class JobStatus(models.TextChoices):
 
 class RolloutJob(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="rollout_jobs")
-    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="rollout_jobs")
+    #: What the episodes start from: a scenario, or a bare world's revision (then no task,
+    #: no perturbations and no success criteria: every episode runs to ``max_steps``).
+    scenario = models.ForeignKey(
+        Scenario, null=True, blank=True, on_delete=models.CASCADE, related_name="rollout_jobs"
+    )
+    world_revision = models.ForeignKey(
+        WorldRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     title = models.CharField(max_length=200)
     episodes = models.PositiveIntegerField(default=1)
     max_steps = models.PositiveIntegerField(default=10)
@@ -50,9 +57,22 @@ class RolloutJob(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(scenario__isnull=False) | models.Q(world_revision__isnull=False),
+                name="rollout_job_starts_somewhere",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def source_title(self) -> str:
+        """The scenario's title, or the bare world's."""
+        if self.scenario is not None:
+            return self.scenario.title
+        return self.world_revision.world.title if self.world_revision is not None else ""
 
     @property
     def group_name(self) -> str:

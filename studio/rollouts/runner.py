@@ -44,7 +44,11 @@ def lease_seconds() -> float:
 
 
 def rollout_advance(job_id: int, index: int) -> None:
-    job = RolloutJob.objects.select_related("scenario", "endpoint").filter(pk=job_id).first()
+    job = (
+        RolloutJob.objects.select_related("scenario", "world_revision__world", "endpoint")
+        .filter(pk=job_id)
+        .first()
+    )
     row = RolloutEpisode.objects.filter(job_id=job_id, index=index).first()
     if job is None or row is None or row.status in FINISHED_ROWS:
         return
@@ -117,6 +121,7 @@ def _episode(job: RolloutJob, row: RolloutEpisode) -> Episode:
         project=job.project,
         user=job.created_by,
         scenario=job.scenario,
+        world_revision=job.world_revision,
         seed=job.seed_for(row.index),
         agent=job.policy,
         source=EpisodeSource.ROLLOUT,

@@ -15,7 +15,7 @@ from studio.rollouts.models import RolloutEpisode, RolloutJob, RowStatus
 
 def rollout_jobs_for(user: User | AnonymousUser) -> QuerySet[RolloutJob]:
     return RolloutJob.objects.filter(project__in=projects_for(user)).select_related(
-        "project", "scenario"
+        "project", "scenario", "world_revision__world"
     )
 
 
@@ -41,6 +41,9 @@ class Progress:
     elapsed_s: float
     steps_per_s: float
     tokens_per_s: float
+    #: Finished episodes per minute since the job started: the throughput a short-episode
+    #: job is judged by, where steps/s mostly measures the world model.
+    episodes_per_min: float
     eta_s: float | None
 
     @property
@@ -82,5 +85,6 @@ def job_progress(job: RolloutJob) -> Progress:
         elapsed_s=elapsed,
         steps_per_s=steps / elapsed,
         tokens_per_s=tokens / elapsed,
+        episodes_per_min=60 * finished / elapsed,
         eta_s=eta,
     )

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.core.models import ModelEndpoint, Project
+from studio.errors import RejectedInput
 from studio.lib.channels import send_to_group
 from studio.lib.tasks import dispatch
 from studio.rollouts.models import (
@@ -19,7 +20,7 @@ from studio.rollouts.models import (
     RowStatus,
 )
 from studio.rollouts.signals import rollout_job_finished
-from studio.worlds.models import Scenario
+from studio.worlds.models import Scenario, WorldRevision
 
 POLICY_KINDS = ("scripted", "llm")
 MAX_EPISODES = 10_000
@@ -38,7 +39,8 @@ def validate_policy(policy: dict[str, Any]) -> dict[str, Any]:
 def rollout_job_create(
     *,
     project: Project,
-    scenario: Scenario,
+    scenario: Scenario | None = None,
+    world_revision: WorldRevision | None = None,
     user: User | None,
     episodes: int,
     max_steps: int,
@@ -50,19 +52,28 @@ def rollout_job_create(
     collection_name: str = "",
     max_attempts: int = 3,
 ) -> RolloutJob:
-    """A job with one row per episode, and one ``rollout_episode`` task per row (on commit)."""
-    if scenario.project_id != project.pk:
+    """A job with one row per episode, and one ``rollout_episode`` task per row (on commit).
+
+    Its episodes start from ``scenario``, or from a bare ``world_revision``: one of the two."""
+    if (scenario is None) == (world_revision is None):
+        raise RejectedInput("a rollout starts from one scenario or one world")
+    if scenario is not None and scenario.project_id != project.pk:
         raise ValueError("the scenario belongs to another project")
+    if world_revision is not None and world_revision.world.project_id != project.pk:
+        raise RejectedInput("the world belongs to another project")
+    if endpoint is not None and endpoint.project_id not in (None, project.pk):
+        raise RejectedInput("the world model endpoint belongs to another project")
     if not 1 <= episodes <= MAX_EPISODES:
         raise ValueError(f"episodes must be between 1 and {MAX_EPISODES}")
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
     policy = validate_policy(policy)
     with transaction.atomic():
-        job = RolloutJob.objects.create(
+        job = RolloutJob(
             project=project,
             scenario=scenario,
-            title=(title or f"{scenario.title} × {episodes}")[:200],
+            world_revision=world_revision,
+            title=title[:200],
             episodes=episodes,
             max_steps=max_steps,
             base_seed=base_seed,
@@ -72,6 +83,8 @@ def rollout_job_create(
             max_attempts=max_attempts,
             created_by=user,
         )
+        job.title = job.title or f"{job.source_title} × {episodes}"[:200]
+        job.save()
         job.collection_name = collection_name or f"rollout-{job.pk}"
         job.save(update_fields=["collection_name"])
         RolloutEpisode.objects.bulk_create(

@@ -2,48 +2,37 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from studio.core.access import EDIT_ROLES, get_for_member
-from studio.core.models import Membership
+from studio.core.access import get_for_member
+from studio.errors import StudioError
 from studio.rollouts.forms import RolloutForm
 from studio.rollouts.models import RolloutJob
 from studio.rollouts.selectors import job_progress, rollout_jobs_for, rollout_rows
 from studio.rollouts.services import rollout_job_cancel, rollout_job_create, rollout_job_resume
-from studio.worlds.models import Scenario
-
-
-def _editable_scenarios(request: HttpRequest) -> QuerySet[Scenario]:
-    projects = Membership.objects.filter(user=request.user.pk, role__in=EDIT_ROLES).values(
-        "project_id"
-    )
-    return Scenario.objects.filter(project_id__in=projects, archived=False).select_related(
-        "project"
-    )
+from studio.worlds.selectors import editable_projects
 
 
 @require_http_methods(["GET", "POST"])
 @login_required
 def job_list(request: HttpRequest) -> HttpResponse:
-    form = RolloutForm(request.POST or None, scenarios=_editable_scenarios(request))
+    form = RolloutForm(request.POST or None, projects=editable_projects(user=request.user))
     if request.method == "POST" and form.is_valid():
-        scenario = form.cleaned_data["scenario"]
         try:
             job = rollout_job_create(
-                project=scenario.project,
-                scenario=scenario,
+                **form.start_kwargs(),
                 user=request.user,  # type: ignore[arg-type]
                 episodes=form.cleaned_data["episodes"],
                 max_steps=form.cleaned_data["max_steps"],
                 policy=form.policy_dict(),
                 base_seed=form.cleaned_data["base_seed"],
+                endpoint=form.world_model(),
                 collection_name=form.cleaned_data["collection_name"],
             )
-        except ValueError as exc:
+        except (ValueError, StudioError) as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("rollouts:detail", job_id=job.pk)
@@ -59,7 +48,11 @@ def _progress_context(job: RolloutJob) -> dict[str, object]:
 @login_required
 @vary_on_headers("HX-Request")
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_for_member(request.user, RolloutJob.objects.select_related("scenario"), pk=job_id)
+    job = get_for_member(
+        request.user,
+        RolloutJob.objects.select_related("scenario", "world_revision__world", "endpoint"),
+        pk=job_id,
+    )
     template = (
         "rollouts/_progress.html"
         if request.headers.get("HX-Request")

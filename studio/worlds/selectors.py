@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
+from simulator.domains import domain_names, get_domain
 from simulator.perturbations import (
     PERTURBATION_KINDS,
     Perturbation,
@@ -63,6 +64,25 @@ def editable_worlds(*, user: User) -> QuerySet[World]:
 def endpoints_for(*, project: Project) -> QuerySet[ModelEndpoint]:
     """The project's endpoints and the site-wide ones."""
     return ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True))
+
+
+def start_groups(*, project: Project) -> list[dict[str, Any]]:
+    """What an episode or a rollout can start from, one group per domain in the registry's
+    order, titled by the registry, with scenarios before bare worlds: a scenario is the usual
+    start and a flat list mixing seven domains is hard to scan. A world of a domain that is no longer
+    registered still gets a group, under the domain's bare name, so it stays startable."""
+    groups: dict[str, dict[str, Any]] = {
+        name: {"title": get_domain(name).title, "items": []} for name in domain_names()
+    }
+    scenarios = Scenario.objects.filter(project=project, archived=False).select_related("world")
+    worlds = World.objects.filter(project=project, archived=False, head__isnull=False)
+    for scenario in scenarios.order_by("title", "pk"):
+        group = groups.setdefault(scenario.domain, {"title": scenario.domain, "items": []})
+        group["items"].append({"value": f"scenario:{scenario.pk}", "label": scenario.title})
+    for world in worlds.order_by("title", "pk"):
+        group = groups.setdefault(world.domain, {"title": world.domain, "items": []})
+        group["items"].append({"value": f"world:{world.pk}", "label": f"{world.title} (world)"})
+    return [group for group in groups.values() if group["items"]]
 
 
 def pretty_spec(spec: Any) -> str:
