@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Exists, F, Max
 from django.utils import timezone
 
@@ -34,6 +34,7 @@ from studio.episodes.models import (
     StepStatus,
 )
 from studio.lib.channels import send_to_group
+from studio.lib.db import release_connection
 from studio.lib.tasks import dispatch
 from studio.worlds.models import Scenario, WorldRevision
 
@@ -433,9 +434,8 @@ async def step_wait(step_id: int, timeout: float) -> Step:
 
 
 def _released(value: T) -> T:
-    """``value``, after giving this thread's pooled connection back: waits hold none."""
-    if connection.settings_dict.get("OPTIONS", {}).get("pool"):
-        connection.close()
+    """``value``, after giving this thread's connection back: waits hold none."""
+    release_connection()
     return value
 
 
