@@ -34,6 +34,7 @@ from simulator.scenario import SuccessCriterion, evaluate_success
 from studio.core.endpoints import in_flight_limit
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
 from studio.episodes.selectors import backend_spec, episode_state
+from studio.lib import stream_buffer
 from studio.lib.step_loop import backend_for, endpoint_slot, run_db
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,9 @@ class _Stream:
         if not any(self.pending.values()) or self.layer is None:
             return
         self.seq += 1
+        await stream_buffer.append(
+            self.step.pk, self.seq, self.pending["reasoning"], self.pending["observation"]
+        )
         message = {
             "type": "episode.delta",
             "step_id": self.step.pk,
@@ -130,6 +134,12 @@ class StepRun:
         return step, state, backend_spec(episode), criteria, in_flight_limit(episode.endpoint)
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:  # the row now holds whatever was streamed
+            await stream_buffer.discard(self.step_id)
+
+    async def _run(self) -> None:
         step, state, spec, criteria, limit = await self.db(self._load)
         self.request_telemetry = {
             "prompt_layout": state.layout,
