@@ -32,7 +32,7 @@ run: install
 
 # A Celery worker for production mode (STUDIO_REDIS_URL and STUDIO_DATABASE_URL set).
 worker: install
-	$(BIN)/celery -A studio worker --loglevel INFO --concurrency 2
+	$(BIN)/celery -A studio worker --loglevel INFO
 
 services:
 	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start

@@ -158,7 +158,12 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
-    parser.add_argument("--concurrency", type=int, default=4, help="steps per worker")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="task threads per worker (default: the settings', 256)",
+    )
     parser.add_argument("--latency-ms", type=float, default=100.0, help="test server latency")
     args = parser.parse_args()
     n = args.clients or (20 if args.quick else 200)
@@ -181,7 +186,7 @@ def main() -> int:
             clients = [Client(int(pk)) for pk in ids]
             baseline = direct_latency(model_url)
             print(f"load_ws: {n} clients x {seconds:.0f} s, {args.workers} workers x "
-                  f"{args.concurrency}, test server latency {args.latency_ms:.0f} ms")  # fmt: skip
+                  f"{args.concurrency or 256}, test server latency {args.latency_ms:.0f} ms")  # fmt: skip
             started = time.monotonic()
             errors = asyncio.run(drive(stack, stack.ws_headers(http), clients, seconds))
             elapsed = time.monotonic() - started

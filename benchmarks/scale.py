@@ -3,7 +3,9 @@
 The "before" baseline for the scale work (the studio's own CPU per step near zero, the
 env API holding 2,048 concurrent sessions). For each mode
 
-* production: uvicorn + 2 Celery workers (prefork, 4 each) + Postgres + Redis, started
+* production: uvicorn + 2 Celery workers (as deployed: 256 threads each, the model calls
+  on each worker's step loop; ``--pool prefork --concurrency 4`` gives the old shape) +
+  Postgres + Redis, started
   as tests/integration/stack.py starts them, except that Postgres and Redis are private
   instances on free ports (a throw-away ``initdb`` cluster with max_connections=100, as
   the shared one has, and a ``redis-server --save ""``): their CPU is then the studio's
@@ -188,7 +190,7 @@ def _redis_up(port: int) -> bool:
 
 @contextlib.contextmanager
 def production(
-    services: Services, extra_env: dict[str, str], workers: int, concurrency: int
+    services: Services, extra_env: dict[str, str], workers: int, concurrency: int | None
 ) -> Iterator[Stack]:
     """tests/integration/stack.py's production stack, on the private Postgres and Redis."""
     url = f"postgresql://postgres@127.0.0.1:{services.pg_port}"
@@ -631,7 +633,18 @@ def main() -> int:
     parser.add_argument("--modes", nargs="+", default=["production", "embedded"],
                         choices=["production", "embedded"])  # fmt: skip
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
-    parser.add_argument("--concurrency", type=int, default=4, help="pool size per worker")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="pool size per worker (default: the settings', 256 threads)",
+    )
+    parser.add_argument(
+        "--pool",
+        default="threads",
+        choices=["threads", "prefork"],
+        help="Celery pool of the workers",
+    )
     args = parser.parse_args()
     sizes = args.sizes or ([64, 256] if args.quick else [64, 256, 2048])
     seconds = args.seconds or (5.0 if args.quick else 20.0)
@@ -656,6 +669,7 @@ def main() -> int:
         "STUDIO_API_RATE_PER_S": "1000000",
         "STUDIO_API_RATE_BURST": "1000000",
         "STUDIO_API_STEP_TIMEOUT": str(int(timeout)),
+        "STUDIO_WORKER_POOL": args.pool,
     }
     rows: list[Row] = []
     try:
@@ -677,7 +691,8 @@ def main() -> int:
         server.wait(timeout=10)
     report(rows, cores)
     if "production" in args.modes:
-        print(f"\nproduction: {args.workers} Celery workers x {args.concurrency} (prefork); "
+        size = args.concurrency or "256"
+        print(f"\nproduction: {args.workers} Celery workers x {size} ({args.pool}); "
               f"private Postgres (max_connections 100) and Redis.")  # fmt: skip
     print(f"Total {time.monotonic() - started:.0f} s; load at end "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip

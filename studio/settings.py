@@ -93,6 +93,8 @@ TEMPLATES = [
 ]
 
 DATABASES: dict[str, dict[str, object]]
+# Postgres connections per process at most (web and each worker): see docs/operations.md.
+DB_POOL_SIZE = envint("STUDIO_DB_POOL_SIZE", 10)
 if EMBEDDED:
     DATABASES = {
         "default": {
@@ -115,7 +117,7 @@ else:
         "default": database_from_url(
             env("STUDIO_DATABASE_URL", "postgres:///studio"),
             # Per process: web + workers x (this) must stay under Postgres's max_connections.
-            pool_size=envint("STUDIO_DB_POOL_SIZE", 10),
+            pool_size=DB_POOL_SIZE,
             pool_timeout=float(env("STUDIO_DB_POOL_TIMEOUT", "5")),
         )
     }
@@ -140,7 +142,17 @@ else:
 
 # Task runner: "celery" in production, "inprocess" (a thread pool in this process) otherwise.
 TASK_RUNNER = env("STUDIO_TASK_RUNNER", "inprocess" if EMBEDDED else "celery")
-INPROCESS_TASK_THREADS = envint("STUDIO_INPROCESS_TASK_THREADS", 8)
+# Threads that run tasks in embedded mode. A step's task thread only waits while the
+# step loop (studio/lib/step_loop.py) holds the model call, so there can be many.
+INPROCESS_TASK_THREADS = envint("STUDIO_INPROCESS_TASK_THREADS", 64)
+# Model calls in flight per endpoint and process (an endpoint's config may say otherwise).
+ENDPOINT_MAX_IN_FLIGHT = envint("STUDIO_ENDPOINT_MAX_IN_FLIGHT", 256)
+# Database threads of the step loop: its connections, whatever the steps in flight.
+# One in embedded mode: SQLite takes one writer at a time anyway. At most half the
+# pool, so that the process's other threads (tasks, the sweeper) always find one.
+STEP_DB_THREADS = envint(
+    "STUDIO_STEP_DB_THREADS", 1 if EMBEDDED else max(1, min(4, DB_POOL_SIZE // 2))
+)
 
 # Celery (read by studio/celery.py with namespace="CELERY"). Limits are ordered
 # soft_time_limit < time_limit < visibility_timeout, so that a late-acked task is
@@ -149,6 +161,12 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Threads, not prefork: a step task's thread only waits while the step loop holds
+# the model call (studio/lib/step_loop.py), so one process keeps hundreds of steps
+# in flight. Thread pools do not enforce the task time limits below; the step loop
+# has its own (EPISODE_STEP_TIMEOUT_S), and the limits still order the claims.
+CELERY_WORKER_POOL = env("STUDIO_WORKER_POOL", "threads")
+CELERY_WORKER_CONCURRENCY = envint("STUDIO_WORKER_THREADS", 256)
 CELERY_TASK_SOFT_TIME_LIMIT = envint("STUDIO_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = envint("STUDIO_TASK_TIME_LIMIT", 660)
 CELERY_BROKER_TRANSPORT_OPTIONS = {

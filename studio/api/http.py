@@ -18,7 +18,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.db import OperationalError, connection
+from django.db import OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
@@ -28,6 +28,7 @@ from studio.api.ratelimit import rate_limit_take
 from studio.api.services import token_authenticate
 from studio.api.tokens import bearer_token
 from studio.episodes.models import Step
+from studio.lib.db import release_connection
 
 MAX_ID = 2**63 - 1
 #: Seconds a client is told to wait when the database pool is exhausted.
@@ -105,18 +106,13 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
             if not isinstance(result, AwaitStep):
                 return result
             # The wait may be long: give the connection back to the pool meanwhile.
-            await sync_to_async(_release_connection)()
+            await sync_to_async(release_connection)()
             step = await step_wait(result.step_id, result.timeout)
             return await _finish(result, step)
 
         return wrapper
 
     return decorate
-
-
-def _release_connection() -> None:
-    """Give this request thread's connection back to the pool (looked up in the thread)."""
-    connection.close()
 
 
 async def _finish(result: AwaitStep, step: Step) -> HttpResponseBase:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
-from django.db.models import Model, QuerySet
+from django.db.models import F, Model, QuerySet
 from django.http import Http404
 
 from studio.core.models import Membership, Project, Role
@@ -55,17 +55,17 @@ def get_for_member(
     edit: bool = False,
     **lookup: Any,
 ) -> M:
-    """Fetch one object whose ``project`` the user belongs to (with an edit role if asked)."""
+    """Fetch one object whose ``project`` the user belongs to (with an edit role if asked).
+
+    One query: a user has at most one membership per project, so the join needs no
+    ``DISTINCT`` and brings the role along (this runs on every API call).
+    """
     if not user.is_authenticated:
         raise Http404("Not found")
-    obj = queryset.filter(project__memberships__user=user, **lookup).distinct().first()
+    member = queryset.filter(project__memberships__user=user, **lookup)
+    obj = member.annotate(member_role=F("project__memberships__role")).first()
     if obj is None:
         raise Http404("Not found")
-    if edit:
-        project_id = obj.project_id  # type: ignore[attr-defined]
-        role = Membership.objects.filter(project_id=project_id, user=user).values_list(
-            "role", flat=True
-        )
-        if role.first() not in EDIT_ROLES:
-            raise PermissionDenied("Viewers cannot change this project")
+    if edit and obj.member_role not in EDIT_ROLES:  # type: ignore[attr-defined]
+        raise PermissionDenied("Viewers cannot change this project")
     return obj

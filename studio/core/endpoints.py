@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PROMPT_LAYOUT_KEY = "prompt_layout"
+#: ``ModelEndpoint.config`` key: how many model calls one process keeps in flight to it.
+MAX_IN_FLIGHT_KEY = "max_in_flight"
 
 
 def default_endpoint_spec() -> dict[str, Any]:
@@ -59,6 +61,20 @@ def default_backend() -> Backend:
     from simulator.backends import create_backend
 
     return create_backend(default_endpoint_spec())
+
+
+def in_flight_limit(endpoint: ModelEndpoint | None) -> int:
+    """How many model calls a process keeps in flight to ``endpoint`` at once.
+
+    Sized for what the model server batches (an SGLang server takes hundreds of
+    concurrent requests), not for the number of workers: in-flight calls are
+    coroutines. An endpoint may set its own (``config["max_in_flight"]``), e.g. a
+    hosted API with a low concurrency quota.
+    """
+    chosen = endpoint.config.get(MAX_IN_FLIGHT_KEY) if endpoint is not None else None
+    if isinstance(chosen, int) and not isinstance(chosen, bool) and chosen > 0:
+        return chosen
+    return int(settings.ENDPOINT_MAX_IN_FLIGHT)
 
 
 def layout_for_model(model: str) -> PromptLayout:

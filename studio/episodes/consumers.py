@@ -21,6 +21,7 @@ from studio.core.access import membership_for
 from studio.episodes import services
 from studio.episodes.composer import compose_action
 from studio.episodes.models import Episode, Step, StepStatus
+from studio.episodes.selectors import with_streamed_text
 from studio.episodes.views import controls_context, step_context
 
 UNAUTHORIZED = 4401
@@ -60,7 +61,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     @database_sync_to_async
     def _state(self) -> str:
         episode = Episode.objects.get(pk=self.episode_id)
-        steps = list(episode.steps.order_by("index"))
+        steps = [with_streamed_text(s) for s in episode.steps.order_by("index")]
         for step in steps:
             self.seen[step.pk] = step.partial_seq
             self.shown.add(step.pk)
@@ -143,6 +144,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         # A running step's fragment holds its text up to partial_seq; newer deltas are
         # appended. A finished step's fragment is final: every later delta is dropped.
         if step.status == StepStatus.RUNNING:
+            step = with_streamed_text(step)
             self.seen[step.pk] = step.partial_seq
         else:
             self.seen[step.pk] = max(seq, step.partial_seq, 10**9 if seq else 0)

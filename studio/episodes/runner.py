@@ -1,4 +1,4 @@
-"""Running one claimed step: one event loop for the whole step.
+"""Running one step as a coroutine on the process's step loop (studio/lib/step_loop.py).
 
 The engine streams the world model's answer; deltas are coalesced (at most one
 group message every ``COALESCE_S``, reasoning and observation together, each with
@@ -6,7 +6,9 @@ a sequence number) so a fast model never floods the channel layer, whose group
 sends are at-most-once. The text sent so far is flushed to ``Step.partial_*``
 about once a second, so a browser that (re)connects mid-step catches up from the
 database; the same tick polls the step's cancel flag. Database calls run on one
-thread of their own (Django connections are per thread) and never block the loop.
+threads of their own (Django connections are per thread) and never block the loop.
+The model call itself waits for a slot of its endpoint (``endpoint_slot``), so what
+caps the calls in flight is the model server's size, not the number of workers.
 """
 
 from __future__ import annotations
@@ -15,23 +17,25 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import connections
+from django.db.models import F, Q
 from django.utils import timezone
 
 from simulator import engine
-from simulator.backends import create_backend
 from simulator.episode import Delta, EpisodeState, StepResult
 from simulator.errors import BackendError, MalformedOutput
 from simulator.perturbations import Perturbation
 from simulator.scenario import SuccessCriterion, evaluate_success
+from studio.core.endpoints import in_flight_limit
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
 from studio.episodes.selectors import backend_spec, episode_state
+from studio.lib import stream_buffer
+from studio.lib.step_loop import backend_for, endpoint_slot, run_db
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -60,6 +64,9 @@ class _Stream:
         if not any(self.pending.values()) or self.layer is None:
             return
         self.seq += 1
+        await stream_buffer.append(
+            self.step.pk, self.seq, self.pending["reasoning"], self.pending["observation"]
+        )
         message = {
             "type": "episode.delta",
             "step_id": self.step.pk,
@@ -74,18 +81,46 @@ class _Stream:
         await self.layer.group_send(self.group, message)
 
 
+def claim_step(step_id: int) -> bool:
+    """pending -> running, in one conditional UPDATE; False when someone else has it.
+
+    A step still ``running`` after the task time limit was claimed by a worker that
+    died (a living one is killed at that limit): a redelivered task takes it over,
+    so a SIGKILLed worker's step runs again instead of staying ``running`` forever.
+    """
+    stale = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    abandoned = Q(status=StepStatus.RUNNING, started_at__lt=stale)
+    claimed = Step.objects.filter(Q(status=StepStatus.PENDING) | abandoned, pk=step_id).update(
+        status=StepStatus.RUNNING,
+        started_at=timezone.now(),
+        attempts=F("attempts") + 1,
+        cancel_requested=False,
+        partial_observation="",
+        partial_reasoning="",
+        partial_seq=0,
+    )
+    return claimed == 1
+
+
+async def claim_and_run(step_id: int) -> None:
+    """Run step ``step_id`` if this call claims it (a second delivery finds it taken)."""
+    if await run_db(claim_step, step_id):
+        await StepRun(step_id).run()
+
+
 class StepRun:
     def __init__(self, step_id: int) -> None:
         self.step_id = step_id
-        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="step-db")
         #: How the request was made, kept with the step whatever its outcome, so its
         #: page can say which layout the model saw and what a cut-off ran into.
         self.request_telemetry: dict[str, Any] = {}
 
     async def db(self, function: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._db, function, *args)
+        return await run_db(function, *args)
 
-    def _load(self) -> tuple[Step, EpisodeState, dict[str, Any], tuple[SuccessCriterion, ...]]:
+    def _load(
+        self,
+    ) -> tuple[Step, EpisodeState, dict[str, Any], tuple[SuccessCriterion, ...], int]:
         step = Step.objects.select_related(
             "episode__world_revision", "episode__endpoint", "episode__scenario"
         ).get(pk=self.step_id)
@@ -96,17 +131,16 @@ class StepRun:
             criteria = tuple(
                 SuccessCriterion.from_dict(c) for c in episode.scenario.spec.get("success", [])
             )
-        return step, state, backend_spec(episode), criteria
+        return step, state, backend_spec(episode), criteria, in_flight_limit(episode.endpoint)
 
     async def run(self) -> None:
         try:
             await self._run()
-        finally:
-            await self.db(connections.close_all)
-            self._db.shutdown(wait=True)
+        finally:  # the row now holds whatever was streamed
+            await stream_buffer.discard(self.step_id)
 
     async def _run(self) -> None:
-        step, state, spec, criteria = await self.db(self._load)
+        step, state, spec, criteria, limit = await self.db(self._load)
         self.request_telemetry = {
             "prompt_layout": state.layout,
             "max_tokens": (state.sampling or state.world.sampling).max_tokens,
@@ -118,15 +152,19 @@ class StepRun:
         extras = tuple(Perturbation.from_dict(p) for p in step.extra_perturbations)
         started = time.monotonic()
         try:
-            backend = create_backend(spec)
+            backend, shared = backend_for(spec)
         except ValueError as exc:
             await self._fail(layer, group, step, stream, "config", str(exc))
             return
-        work = asyncio.create_task(
-            engine.step(
-                state, step.action, backend, on_delta=stream.add, extra_perturbations=extras
-            )
-        )
+        slot = endpoint_slot(str(step.episode.endpoint_id or "default"), limit)
+
+        async def call_model() -> StepResult:
+            async with slot:
+                return await engine.step(
+                    state, step.action, backend, on_delta=stream.add, extra_perturbations=extras
+                )
+
+        work = asyncio.create_task(call_model())
         cancelled = timed_out = False
         last_flush = time.monotonic()
         try:
@@ -160,7 +198,8 @@ class StepRun:
             await self._fail(layer, group, step, stream, type(exc).__name__, str(exc))
             return
         finally:
-            await _close(backend)
+            if not shared:
+                await _close(backend)
         await self._save(result, criteria, stream)
         await self._publish(layer, group, step, seq=stream.seq)
         await self.db(self._continue_agent, step.episode_id)
@@ -261,11 +300,3 @@ async def _close(backend: Any) -> None:
         await backend.aclose()
     except Exception:  # closing is best effort; the step's outcome is already decided
         logger.debug("closing the backend failed", exc_info=True)
-
-
-def run_claimed_step(step_id: int) -> None:
-    """Run a step this process has claimed, on a fresh event loop (a task's thread has none).
-
-    channels_redis closes the loop's connection pools itself when the loop closes.
-    """
-    asyncio.run(StepRun(step_id).run())

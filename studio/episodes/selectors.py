@@ -14,6 +14,7 @@ from studio.core.endpoints import default_endpoint_spec, request_layout
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.services import active_perturbations
+from studio.lib import stream_buffer
 
 
 def episodes_for_user(
@@ -67,6 +68,23 @@ def backend_spec(episode: Episode) -> dict[str, Any]:
     if episode.endpoint is not None:
         return episode.endpoint.to_spec()
     return default_endpoint_spec()
+
+
+def with_streamed_text(step: Step) -> Step:
+    """``step``, a running one with the text streamed so far (not only what was flushed).
+
+    For a page that (re)connects mid-step: it has joined the episode's group before
+    calling this, so the deltas after the snapshot reach it, and it takes only those
+    newer than ``step.partial_seq`` (see studio/lib/stream_buffer.py). Not saved.
+    """
+    if step.status != StepStatus.RUNNING:
+        return step
+    snapshot = stream_buffer.read(step.pk)
+    if snapshot is not None and snapshot.seq > step.partial_seq:
+        step.partial_seq = snapshot.seq
+        step.partial_reasoning = snapshot.reasoning
+        step.partial_observation = snapshot.observation
+    return step
 
 
 def last_observation(episode: Episode) -> str:

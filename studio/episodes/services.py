@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import Exists, F, Max
+from django.db import IntegrityError, OperationalError, transaction
+from django.db.models import Count, Exists, F, Max, Q
 from django.utils import timezone
 
 from simulator.errors import InvalidAction, InvalidPerturbation
@@ -34,6 +34,7 @@ from studio.episodes.models import (
     StepStatus,
 )
 from studio.lib.channels import send_to_group
+from studio.lib.db import release_connection
 from studio.lib.tasks import dispatch
 from studio.worlds.models import Scenario, WorldRevision
 
@@ -134,11 +135,6 @@ def episode_create(
     )
 
 
-def _next_index(episode: Episode) -> int:
-    last = episode.steps.aggregate(last=Max("index"))["last"]
-    return int(last or 0) + 1
-
-
 def step_submit(
     *,
     episode: Episode,
@@ -160,13 +156,14 @@ def step_submit(
     world = episode.world_revision.to_world()
     domain_for(world).parse_action(action, world)
     extras = validate_perturbations([*(extra_perturbations or []), *episode.next_perturbations])
-    if episode.steps.filter(status__in=BUSY).exists():
+    steps = episode.steps.aggregate(last=Max("index"), busy=Count("pk", filter=Q(status__in=BUSY)))
+    if steps["busy"]:
         raise EpisodeBusy("a step of this episode is still running")
     try:
         with transaction.atomic():
             step = Step.objects.create(
                 episode=episode,
-                index=_next_index(episode),
+                index=int(steps["last"] or 0) + 1,
                 action=action,
                 extra_perturbations=extras,
                 dispatched_at=timezone.now(),
@@ -433,9 +430,8 @@ async def step_wait(step_id: int, timeout: float) -> Step:
 
 
 def _released(value: T) -> T:
-    """``value``, after giving this thread's pooled connection back: waits hold none."""
-    if connection.settings_dict.get("OPTIONS", {}).get("pool"):
-        connection.close()
+    """``value``, after giving this thread's connection back: waits hold none."""
+    release_connection()
     return value
 
 

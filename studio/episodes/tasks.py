@@ -7,46 +7,20 @@ returns), ``agent_run`` takes a turn with a conditional UPDATE on the episode.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
-from django.conf import settings
-from django.db.models import F, Q
-from django.utils import timezone
 
 from simulator.errors import SimulatorError
-from studio.episodes.models import Episode, RunStatus, Step, StepStatus
-from studio.episodes.runner import run_claimed_step
-
-
-def claim_step(step_id: int) -> bool:
-    """pending -> running, in one conditional UPDATE; False when someone else has it.
-
-    A step still ``running`` after the task time limit was claimed by a worker that
-    died (a living one is killed at that limit): a redelivered task takes it over,
-    so a SIGKILLed worker's step runs again instead of staying ``running`` forever.
-    """
-    stale = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-    abandoned = Q(status=StepStatus.RUNNING, started_at__lt=stale)
-    claimed = Step.objects.filter(Q(status=StepStatus.PENDING) | abandoned, pk=step_id).update(
-        status=StepStatus.RUNNING,
-        started_at=timezone.now(),
-        attempts=F("attempts") + 1,
-        cancel_requested=False,
-        partial_observation="",
-        partial_reasoning="",
-        partial_seq=0,
-    )
-    return claimed == 1
+from studio.episodes.models import Episode, RunStatus
+from studio.episodes.runner import claim_and_run
+from studio.lib.step_loop import run_on_step_loop
 
 
 @shared_task(name="episodes.run_step", acks_late=True)
 def run_step(step_id: int) -> None:
-    """Run step ``step_id``: stream it to the episode's group and save it."""
-    if not claim_step(step_id):
-        return
-    run_claimed_step(step_id)
+    """Run step ``step_id`` on the step loop; this thread only waits for it to end."""
+    run_on_step_loop(lambda: claim_and_run(step_id))
 
 
 @shared_task(name="episodes.agent_run", acks_late=True)

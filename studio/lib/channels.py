@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+
+from studio.lib.step_loop import run_on_step_loop
 
 
 def group_name(kind: str, ident: object) -> str:
@@ -14,7 +15,11 @@ def group_name(kind: str, ident: object) -> str:
 
 
 def send_to_group(group: str, message: dict[str, Any]) -> None:
-    """Send one event from synchronous code; in async code await ``group_send`` directly."""
+    """Send one event from synchronous code; in async code await ``group_send`` directly.
+
+    Sent from the process's step loop, so every thread shares its channel-layer
+    connections instead of making an event loop and a Redis connection per event.
+    """
     layer = get_channel_layer()
     if layer is not None:
-        async_to_sync(layer.group_send)(group, message)
+        run_on_step_loop(lambda: layer.group_send(group, message), release_db=False)

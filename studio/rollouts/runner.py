@@ -18,7 +18,6 @@ from contextlib import AbstractContextManager
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from celery import Task
 from django.conf import settings
 from django.db.models import Q, Value
@@ -27,6 +26,7 @@ from django.utils import timezone
 
 from studio.api.envs import Rules, scenario_rules, step_outcome
 from studio.episodes.models import Episode, EpisodeSource, EpisodeStatus, Step, StepStatus
+from studio.lib.step_loop import run_on_step_loop
 from studio.lib.tasks import dispatch
 from studio.rollouts.models import FINISHED_ROWS, JobStatus, RolloutEpisode, RolloutJob, RowStatus
 from studio.rollouts.semaphore import endpoint_slot
@@ -187,14 +187,15 @@ def _slot(episode: Episode) -> AbstractContextManager[None]:
 def _run_and_wait(step: Step) -> Step:
     """Run the step here (``run_step`` claims it; a copy dispatched elsewhere then does
     nothing), or wait for whoever claimed it first. A running step whose worker died is
-    taken over by the claim itself (see ``studio.episodes.tasks.claim_step``)."""
+    taken over by the claim itself (see ``studio.episodes.runner.claim_step``)."""
     from studio.episodes.services import step_wait
     from studio.episodes.tasks import run_step
 
     if step.status in (StepStatus.PENDING, StepStatus.RUNNING):
         run_step(step.pk)
     timeout = max(1.0, lease_seconds() - 1)
-    result: Step = async_to_sync(step_wait)(step.pk, timeout)
+    # On the step loop: one loop per process may listen on the channel layer.
+    result: Step = run_on_step_loop(lambda: step_wait(step.pk, timeout))
     return result
 
 

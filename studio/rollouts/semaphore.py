@@ -18,6 +18,8 @@ from functools import cache
 import redis
 from django.conf import settings
 
+from studio.lib.db import release_connection
+
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -61,6 +63,7 @@ def endpoint_slot(key: str, *, limit: int, lease_s: float, poll_s: float = 0.05)
     ``lease_s`` bounds how long a dead holder keeps its slot; it must exceed the
     longest call made inside the block (a task's time limit does).
     """
+    release_connection()  # the wait may be long; the pool is not ours meanwhile
     if settings.EMBEDDED:
         semaphore = _local_semaphore(key, limit)
         semaphore.acquire()

@@ -108,13 +108,16 @@ class Stack:
         except httpx.HTTPError:
             return False
 
-    def start_worker(self, name: str = "w1", concurrency: int = 1) -> subprocess.Popen[bytes]:
+    def start_worker(
+        self, name: str = "w1", concurrency: int | None = None
+    ) -> subprocess.Popen[bytes]:
+        """A worker as deployed (settings' pool: threads, ``STUDIO_WORKER_THREADS``)."""
         log_path = self.var_dir / f"worker-{name}.log"
         log = open(log_path, "wb")  # noqa: SIM115  (kept open for the process)
+        threads = [] if concurrency is None else ["--concurrency", str(concurrency)]
         process = subprocess.Popen(
-            [str(BIN / "celery"), "-A", "studio", "worker", "--loglevel", "INFO",
-             "--concurrency", str(concurrency), "--pool", "prefork", "-n", f"{name}@%h",
-             "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            [str(BIN / "celery"), "-A", "studio", "worker", "--loglevel", "INFO", *threads,
+             "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         self.workers[name] = process
@@ -130,7 +133,7 @@ class Stack:
     def stop_worker(self, name: str, sig: int = signal.SIGTERM) -> None:
         process = self.workers.pop(name)
         if sig == signal.SIGKILL:
-            # Kill the whole worker: the main process and its prefork children.
+            # Kill the whole worker: the main process and any children it has.
             subprocess.run(["pkill", "-KILL", "-P", str(process.pid)], check=False)
         process.send_signal(sig)
         with contextlib.suppress(subprocess.TimeoutExpired):

@@ -133,7 +133,7 @@ async def test_it_refuses_strangers_and_anonymous_sockets():
     await anonymous.disconnect()
 
 
-async def test_a_socket_that_connects_mid_step_gets_the_stream_so_far(slow_server):
+async def test_a_socket_that_connects_mid_step_gets_every_character_once(slow_server):
     project, user = await sync_to_async(helpers.project_with)()
     model = await sync_to_async(helpers.endpoint)(project, slow_server.base_url)
     episode = await sync_to_async(helpers.episode)(project, user, model=model)
@@ -141,7 +141,8 @@ async def test_a_socket_that_connects_mid_step_gets_the_stream_so_far(slow_serve
     await first.connect()
     await first.receive_from(timeout=10)
     await first.send_json_to({"action": "cat /srv/app/README.md"})
-    # Wait for a flush of the partial text (about once a second) to reach the database.
+    # Past the first flush of partial text to the database (about once a second), and
+    # then some: the deltas since that flush are what a late page used to miss.
     await _until(first, r"data-seq", timeout=20)
     step = await sync_to_async(Step.objects.get)(episode=episode, index=1)
     for _ in range(100):
@@ -149,16 +150,19 @@ async def test_a_socket_that_connects_mid_step_gets_the_stream_so_far(slow_serve
         if step.partial_seq:
             break
         await first.receive_from(timeout=10)
+    await _until(first, rf'data-seq="{step.partial_seq + 2}"', timeout=20)
 
     second = _communicator(user, episode.pk)
     await second.connect()
     state = await second.receive_from(timeout=10)
     assert 'id="step-1"' in state and 'data-status="running"' in state
-    assert step.partial_observation[:10] in state
+    held = int(re.findall(r'id="step-1"[^>]*data-partial-seq="(\d+)"', state)[0])
+    assert held > step.partial_seq + 1  # more than the database had: the buffered stream
 
     messages = await _until(second, r'id="step-1"[^>]*data-status="done"', timeout=60)
     seqs = [int(n) for m in messages for n in re.findall(r'data-seq="(\d+)"', m)]
-    assert all(seq > step.partial_seq for seq in seqs)  # nothing it already had, again
+    # Every delta after the state, in order, none missing and none it already held.
+    assert seqs == list(range(held + 1, held + 1 + len(seqs)))
     assert state.count('id="step-1"') == 1
     await first.disconnect()
     await second.disconnect()
