@@ -158,6 +158,8 @@ STEP_DB_THREADS = envint(
 # soft_time_limit < time_limit < visibility_timeout, so that a late-acked task is
 # never redelivered while it is still running.
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+# Redis with a fix for threads-pool workers losing the broker (studio/lib/broker.py).
+CELERY_BROKER_TRANSPORT = "studio.lib.broker:Transport" if REDIS_URL else None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -9,7 +9,6 @@ with a short prompt, and the domain's parser decides whether the answer is one.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -21,6 +20,7 @@ from studio.core.endpoints import default_endpoint_spec
 from studio.core.models import ModelEndpoint
 from studio.episodes.models import Episode
 from studio.episodes.selectors import history, last_observation
+from studio.lib.step_loop import run_on_step_loop
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?(.*?)```", re.DOTALL)
 
@@ -108,5 +108,5 @@ def llm_action(episode: Episode, agent: dict[str, Any]) -> str:
             await backend.aclose()
         return "".join(parts)
 
-    answer: str = asyncio.run(ask())
+    answer: str = run_on_step_loop(ask)
     return parse_agent_answer(episode, answer)

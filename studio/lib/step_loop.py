@@ -25,8 +25,9 @@ import asyncio
 import atexit
 import contextlib
 import json
+import queue
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any, TypeVar
@@ -84,6 +85,45 @@ def run_on_step_loop(make: Callable[[], Coroutine[Any, Any, T]], *, release_db: 
     if release_db:
         release_connection()
     return asyncio.run_coroutine_threadsafe(make(), loop).result()
+
+
+class _Failed:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_END = object()
+
+
+def stream_on_step_loop(
+    make: Callable[[Callable[[T], None]], Coroutine[Any, Any, None]],
+) -> Iterator[T]:
+    """Run ``make(put)`` on the step loop; yield here each item it ``put``s, as it comes.
+
+    For work that saves results as they arrive (simulated turns, judge scores): the
+    coroutine holds the model calls, the calling thread does the database writes
+    (Django connections belong to it). An exception in the coroutine is raised here,
+    after the items put before it; leaving the loop early cancels the coroutine.
+    """
+    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    async def run() -> None:
+        try:
+            await make(items.put)
+        except BaseException as exc:  # handed to the consuming thread
+            items.put(_Failed(exc))
+        else:
+            items.put(_END)
+
+    release_connection()
+    future = asyncio.run_coroutine_threadsafe(run(), _running_loop())
+    try:
+        while (item := items.get()) is not _END:
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item
+    finally:
+        future.cancel()
 
 
 @cache

@@ -8,7 +8,6 @@ open on the simulation as the rendered ``#trajectory-judge`` card.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +24,7 @@ from simulator.review.trajectory_judge import (
 from studio.core.endpoints import describe_spec
 from studio.core.models import ModelEndpoint
 from studio.lib.channels import send_to_group
+from studio.lib.step_loop import run_on_step_loop
 from studio.traces import services
 from studio.traces.models import Simulation
 from studio.traces.turn_judging import REVIEW_UPDATE
@@ -78,7 +78,7 @@ def trajectory_judge_run(*, simulation_id: int, endpoint_id: int | None = None) 
         finally:
             await backend.aclose()
 
-    verdict = asyncio.run(run())
+    verdict = run_on_step_loop(run)
     simulation.trajectory_judgement = {
         **verdict.to_dict(),
         "judge_endpoint": describe_spec(spec),

@@ -10,10 +10,8 @@ badges (``review.update`` events), which the review page swaps in by id.
 
 from __future__ import annotations
 
-import asyncio
-import queue
 import random
-import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -33,6 +31,7 @@ from simulator.types import EVAL_SAMPLING
 from studio.core.endpoints import describe_spec
 from studio.core.models import ModelEndpoint
 from studio.lib.channels import send_to_group
+from studio.lib.step_loop import stream_on_step_loop
 from studio.traces import selectors, services
 from studio.traces.models import SimulatedTurn, Simulation, TuringGuess
 
@@ -82,9 +81,8 @@ def judge_simulation(
     label = describe_spec(spec)
     turns = list(simulation.turns.exclude(observation="").select_related("simulation__trace"))
     rows = [(t, services.awb_row_for(t)) for t in turns]
-    finished: queue.Queue[Finished | BaseException | None] = queue.Queue()
 
-    async def run() -> None:
+    async def run(put: Callable[[Finished], None]) -> None:
         backend = create_backend(spec)
 
         async def one(pair: tuple[SimulatedTurn, dict[str, Any]]) -> Any:
@@ -107,30 +105,13 @@ def judge_simulation(
                 rows,
                 one,
                 concurrency=settings.JUDGE_CONCURRENCY,
-                on_result=lambda pair, result: finished.put((pair[0], result)),
+                on_result=lambda pair, result: put((pair[0], result)),
             )
         finally:
             await backend.aclose()
 
-    def worker() -> None:
-        try:
-            asyncio.run(run())
-        except BaseException as exc:  # handed to the saving thread
-            finished.put(exc)
-        else:
-            finished.put(None)
-
-    thread = threading.Thread(target=worker, name=f"judge-{simulation.pk}", daemon=True)
-    thread.start()
     saved = 0
-    failure: BaseException | None = None
-    while (item := finished.get()) is not None:
-        if isinstance(item, BaseException):
-            failure = item
-            break
-        _save(*item, turing=turing, label=label)
+    for finished in stream_on_step_loop(run):  # a failed call is raised after the rest saved
+        _save(*finished, turing=turing, label=label)
         saved += 1
-    thread.join()
-    if failure is not None:
-        raise failure
     return saved

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import queue
-import threading
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +19,7 @@ from studio.core.endpoints import default_endpoint_spec, describe_spec
 from studio.core.models import ModelEndpoint
 from studio.exports.records import trace_world, turn_row
 from studio.lib.channels import send_to_group
+from studio.lib.step_loop import stream_on_step_loop
 from studio.lib.tasks import dispatch
 from studio.traces.models import SimulatedTurn, Simulation, SimulationStatus, Trace
 
@@ -127,15 +126,13 @@ def simulation_run(*, simulation_id: int) -> Simulation:
         Simulation.objects.filter(pk=simulation.pk).update(turns_done=outcome.index)
         simulation.turns_done = outcome.index
 
-    # The model runs on its own event loop in a helper thread; turns come back through
-    # a queue and are saved here, so the database is only touched from this thread.
-    outcomes: queue.Queue[SimulatedTurnResult | BaseException | None] = queue.Queue()
-
     rows = (
         [turn_row(trace, t.index) for t in turns] if trace.rows.exists() else None
     )  # an imported benchmark trace: each request is eval.py's for its row
 
-    async def run() -> None:
+    # The model calls run on the step loop; each turn comes back here to be saved, so
+    # the database is only touched from this thread.
+    async def run(put: Callable[[SimulatedTurnResult], None]) -> None:
         backend = create_backend(endpoint_spec(simulation.endpoint))
         try:
             await simulate_trace(
@@ -147,33 +144,22 @@ def simulation_run(*, simulation_id: int) -> Simulation:
                 seed=seed,
                 rows=rows,
                 sampling=sampling,
-                on_turn=outcomes.put,
+                on_turn=put,
             )
         finally:
             await backend.aclose()
 
-    def worker() -> None:
-        try:
-            asyncio.run(run())
-        except BaseException as exc:  # handed to the saving thread
-            outcomes.put(exc)
-        else:
-            outcomes.put(None)
-
-    thread = threading.Thread(target=worker, name=f"simulation-{simulation.pk}", daemon=True)
-    thread.start()
     simulation.status = SimulationStatus.DONE
-    while (item := outcomes.get()) is not None:
-        if isinstance(item, BaseException):
-            simulation.status = SimulationStatus.FAILED
-            simulation.error = f"{type(item).__name__}: {item}"
-            break
-        save(item)
-        send_to_group(
-            simulation.group_name,
-            {"type": "progress", "html": simulation_progress_html(simulation, len(turns))},
-        )
-    thread.join()
+    try:
+        for outcome in stream_on_step_loop(run):
+            save(outcome)
+            send_to_group(
+                simulation.group_name,
+                {"type": "progress", "html": simulation_progress_html(simulation, len(turns))},
+            )
+    except Exception as exc:
+        simulation.status = SimulationStatus.FAILED
+        simulation.error = f"{type(exc).__name__}: {exc}"
     simulation.finished_at = timezone.now()
     simulation.save(update_fields=["status", "error", "finished_at"])
     send_to_group(
