@@ -95,6 +95,9 @@ TEMPLATES = [
 DATABASES: dict[str, dict[str, object]]
 # Postgres connections per process at most (web and each worker): see docs/operations.md.
 DB_POOL_SIZE = envint("STUDIO_DB_POOL_SIZE", 10)
+# Database calls one event loop runs at once (API requests, step waits): the rest
+# queue as coroutines instead of waiting on the pool (studio/lib/db.py).
+DB_CONCURRENCY = envint("STUDIO_DB_CONCURRENCY", 4 if EMBEDDED else max(1, DB_POOL_SIZE - 2))
 if EMBEDDED:
     DATABASES = {
         "default": {

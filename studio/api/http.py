@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import OperationalError
@@ -28,7 +27,7 @@ from studio.api.ratelimit import rate_limit_take
 from studio.api.services import token_authenticate
 from studio.api.tokens import bearer_token
 from studio.episodes.models import Step
-from studio.lib.db import release_connection
+from studio.lib.db import db_call
 
 MAX_ID = 2**63 - 1
 #: Seconds a client is told to wait when the database pool is exhausted.
@@ -100,13 +99,11 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
         async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
             from studio.episodes.services import step_wait
 
-            result: HttpResponseBase | AwaitStep = await sync_to_async(
-                _or_unavailable(_as_json_errors(start))
-            )(request, **kwargs)
+            result: HttpResponseBase | AwaitStep = await db_call(
+                _or_unavailable(_as_json_errors(start)), request, **kwargs
+            )
             if not isinstance(result, AwaitStep):
                 return result
-            # The wait may be long: give the connection back to the pool meanwhile.
-            await sync_to_async(release_connection)()
             step = await step_wait(result.step_id, result.timeout)
             return await _finish(result, step)
 
@@ -121,16 +118,13 @@ async def _finish(result: AwaitStep, step: Step) -> HttpResponseBase:
     The step has run: a 503 here would make a client send its action again, so
     this waits for a connection several times before it gives up.
     """
-    then = sync_to_async(_as_json_errors(result.then))
     for _ in range(FINISH_ATTEMPTS - 1):
         try:
-            response: HttpResponseBase = await then(step)
+            response: HttpResponseBase = await db_call(_as_json_errors(result.then), step)
             return response
         except OperationalError:
             await asyncio.sleep(OVERLOAD_RETRY_AFTER_S)
-    last: HttpResponseBase = await sync_to_async(_or_unavailable(_as_json_errors(result.then)))(
-        step
-    )
+    last: HttpResponseBase = await db_call(_or_unavailable(_as_json_errors(result.then)), step)
     return last
 
 

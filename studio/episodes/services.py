@@ -15,7 +15,6 @@ import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, OperationalError, transaction
@@ -34,7 +33,7 @@ from studio.episodes.models import (
     StepStatus,
 )
 from studio.lib.channels import send_to_group
-from studio.lib.db import release_connection
+from studio.lib.db import db_call
 from studio.lib.tasks import dispatch
 from studio.worlds.models import Scenario, WorldRevision
 
@@ -372,6 +371,9 @@ def publish_episode(episode: Episode) -> None:
 # --- Waiting for a step (the environment API) -----------------------------------------
 
 FINISHED = (StepStatus.DONE, StepStatus.FAILED, StepStatus.CANCELLED)
+#: The longest pause between two reads of a waited-for step: its final message on the
+#: channel layer wakes the wait at once; the reads only cover a message that was lost.
+MAX_POLL_S = 5.0
 
 
 async def step_wait(step_id: int, timeout: float) -> Step:
@@ -383,7 +385,13 @@ async def step_wait(step_id: int, timeout: float) -> Step:
     connection pool busy is simply tried again at the next poll: the step runs
     on regardless, and failing the wait would make the client send it again.
     """
-    read = sync_to_async(lambda: _released(Step.objects.select_related("episode").get(pk=step_id)))
+
+    def read_step() -> Step:
+        return Step.objects.select_related("episode").get(pk=step_id)
+
+    async def read() -> Step:
+        return await db_call(read_step)
+
     last: Step | None = None
 
     give_up = time.monotonic() + timeout
@@ -423,16 +431,10 @@ async def step_wait(step_id: int, timeout: float) -> Step:
                     await asyncio.wait_for(_next_step_message(layer, channel, step_id), wait)
             else:
                 await asyncio.sleep(wait)
-            delay = min(delay * 2, 1.0)
+            delay = min(delay * 2, MAX_POLL_S)
     finally:
         if layer is not None:
             await layer.group_discard(group, channel)
-
-
-def _released(value: T) -> T:
-    """``value``, after giving this thread's connection back: waits hold none."""
-    release_connection()
-    return value
 
 
 async def _next_step_message(layer: Any, channel: str, step_id: int) -> None:

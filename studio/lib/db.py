@@ -8,7 +8,16 @@ pool empty. Every place that waits calls :func:`release_connection` first.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import connection
+
+T = TypeVar("T")
 
 
 def release_connection() -> None:
@@ -21,3 +30,34 @@ def release_connection() -> None:
     pooled = connection.settings_dict.get("OPTIONS", {}).get("pool")
     if pooled and not connection.in_atomic_block:
         connection.close()
+
+
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def db_call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``function(*args, **kwargs)`` in a thread, once one of this loop's database slots
+    is free (``DB_CONCURRENCY``, below the pool's size).
+
+    Why: thousands of requests in flight on one event loop would otherwise each take
+    a thread and ask the pool for a connection at once; past the pool's timeout they
+    fail. Queued here, they wait as coroutines, in order, and the pool never runs dry:
+    each call gives its connection back before it leaves its slot, so no more
+    connections are out than slots.
+    """
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        gate = _gates[loop] = asyncio.Semaphore(settings.DB_CONCURRENCY)
+
+    def call() -> T:
+        try:
+            return function(*args, **kwargs)
+        finally:
+            release_connection()
+
+    async with gate:
+        result: T = await sync_to_async(call)()
+        return result

@@ -111,7 +111,11 @@ def test_many_sessions_share_a_few_connections_and_all_succeed() -> None:
 
 
 def test_an_exhausted_pool_answers_503_with_retry_after_never_500() -> None:
-    with studio(STUDIO_DB_POOL_SIZE="1", STUDIO_DB_POOL_TIMEOUT="0.1") as (stack, data):
+    # More database calls at once than the pool has connections (the default keeps
+    # them below it, queued): what happens when the pool runs dry anyway.
+    with studio(
+        STUDIO_DB_POOL_SIZE="1", STUDIO_DB_POOL_TIMEOUT="0.1", STUDIO_DB_CONCURRENCY="64"
+    ) as (stack, data):
 
         async def run() -> list[httpx.Response]:
             headers = {"Authorization": f"Bearer {data['token']}"}
