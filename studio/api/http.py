@@ -28,6 +28,8 @@ from studio.api.ratelimit import rate_limit_take
 from studio.api.services import token_authenticate
 from studio.api.tokens import bearer_token
 from studio.episodes.models import Step
+from studio.episodes.services import step_wait
+from studio.errors import StudioError
 from studio.lib.db import release_connection
 
 MAX_ID = 2**63 - 1
@@ -54,7 +56,9 @@ class AwaitStep:
     then: Callable[[Step], HttpResponseBase]
 
 
-class ApiError(Exception):
+class ApiError(StudioError):
+    """A refusal the API answers with its own JSON error ``code`` and HTTP ``status``."""
+
     def __init__(
         self, status: int, code: str, message: str, headers: dict[str, str] | None = None
     ) -> None:
@@ -98,8 +102,6 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
         @csrf_exempt
         @wraps(view)
         async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
-            from studio.episodes.services import step_wait
-
             result: HttpResponseBase | AwaitStep = await sync_to_async(
                 _or_unavailable(_as_json_errors(start))
             )(request, **kwargs)
