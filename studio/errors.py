@@ -31,6 +31,8 @@ class StudioError(Exception):
 
     #: The HTTP status an API or HTMX view answers with for this kind of error.
     status = 400
+    #: The env API's error code for it (``{"error": {"code", "message"}}``).
+    code = "invalid_request"
 
 
 class RejectedInput(StudioError):
@@ -41,30 +43,35 @@ class TooLarge(RejectedInput):
     """The input is larger than the studio accepts."""
 
     status = 413
+    code = "request_too_large"
 
 
 class NotAllowed(StudioError):
     """The user may not do this (role, membership, ownership)."""
 
     status = 403
+    code = "forbidden"
 
 
 class NotFound(StudioError):
     """What was asked for does not exist, or is not visible to this user."""
 
     status = 404
+    code = "not_found"
 
 
 class Busy(StudioError):
     """Another operation holds the object; try again when it ends."""
 
     status = 409
+    code = "busy"
 
 
 class Closed(StudioError):
     """The object is finished (an episode done, a rollout over) and takes no more work."""
 
     status = 409
+    code = "closed"
 
 
 #: The simulator's errors that describe the user's own input, not a fault of the studio.

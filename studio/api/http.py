@@ -165,6 +165,8 @@ def _as_json_errors(call: Callable[..., Any]) -> Callable[..., Any]:
             return call(*args, **kwargs)
         except ApiError as exc:
             return exc.response()
+        except StudioError as exc:  # a service's refusal that the view left as it was
+            return error_response(exc.status, exc.code, str(exc))
         except Http404:
             return error_response(404, "not_found", "No such object")
         except PermissionDenied as exc:

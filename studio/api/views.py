@@ -42,26 +42,18 @@ from studio.api.openapi import openapi_schema
 from studio.api.selectors import env_get_for, scenario_get_for, scenario_list_for
 from studio.api.services import env_create, env_step_finish
 from studio.episodes.models import Step, StepStatus
-from studio.episodes.services import (
-    EpisodeBusy,
-    EpisodeClosed,
-    episode_close,
-    step_submit,
-    step_wait,
-)
+from studio.episodes.services import episode_close, step_submit, step_wait
 
 
 @contextmanager
 def episode_errors() -> Iterator[None]:
-    """The episodes service's refusals as API errors: 422 for a bad action, 409 otherwise."""
+    """A bad action as a 422 API error. The episodes service's own refusals are
+    StudioErrors (EpisodeBusy: 409 ``episode_busy``, EpisodeClosed: 409
+    ``episode_closed``), which :mod:`studio.api.http` answers by their status and code."""
     try:
         yield
     except InvalidAction as exc:
         raise ApiError(422, "invalid_action", str(exc)) from None
-    except EpisodeBusy as exc:
-        raise ApiError(409, "episode_busy", str(exc) or "A step is still running") from None
-    except EpisodeClosed as exc:
-        raise ApiError(409, "episode_closed", str(exc) or "The episode is closed") from None
 
 
 def _check_finished(step: Step) -> None:

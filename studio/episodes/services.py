@@ -50,9 +50,13 @@ AGENT_KINDS = ("human", "scripted", "replay", "llm")
 class EpisodeBusy(Busy):
     """A step of this episode is pending or running: one step at a time."""
 
+    code = "episode_busy"
+
 
 class EpisodeClosed(Closed):
     """The episode is closed (or done): it takes no more steps."""
+
+    code = "episode_closed"
 
 
 def _user(user: User) -> Any:
