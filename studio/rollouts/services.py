@@ -171,11 +171,13 @@ def job_maybe_finish(*, job: RolloutJob) -> bool:
 
 
 def _collect(job: RolloutJob) -> None:
-    """Add the job's episodes to its collection (made on first use)."""
+    """Add the job's episodes to its collection (made on first use; none when it ran none)."""
+    episodes = list(rollout_job_episodes(job).values_list("pk", flat=True))
+    if not episodes:
+        return
     collection = collection_get_or_create(
         project=job.project, name=job.collection_name, user=job.created_by
     )
-    episodes = rollout_job_episodes(job).values_list("pk", flat=True)
     collection_add_items(collection=collection, items=[(ItemKind.EPISODE, pk) for pk in episodes])
 
 
