@@ -17,6 +17,7 @@ from django.utils.html import escape
 
 from studio.core.access import get_for_member, membership_for
 from studio.episodes import services
+from studio.episodes.composer import compose_action
 from studio.episodes.fragments import controls_context, step_context, steps_context
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.selectors import with_streamed_text
@@ -65,7 +66,7 @@ class EpisodeConsumer(LiveConsumer):
         with simulator_input():
             if intent == "step":
                 world = episode.world_revision.to_world()
-                action = services.action_compose(world=world, fields=content)
+                action = compose_action(world, content)
                 services.step_submit(episode=episode, action=action, user=self.scope["user"])
                 return self.problem("", ok=True)
             step = Step.objects.filter(episode=episode, pk=_int(content.get("step")) or 0).first()

@@ -12,7 +12,7 @@ from simulator.types import Sampling
 from studio.core.access import projects_for
 from studio.core.endpoints import default_endpoint_spec, request_layout
 from studio.core.models import Project
-from studio.episodes.models import Episode, StepStatus
+from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.services import active_perturbations
 from studio.lib import stream_buffer
 

@@ -25,6 +25,7 @@ from simulator.prompting import domain_for
 from studio.core.access import get_for_member, get_project_for, membership_for, projects_for
 from studio.core.models import ModelEndpoint, Project
 from studio.episodes import services
+from studio.episodes.composer import compose_action
 from studio.episodes.fragments import controls_context, step_context, steps_context
 from studio.episodes.models import Episode, EpisodeStatus, Step
 from studio.episodes.selectors import episodes_for_user
@@ -234,7 +235,7 @@ def episode_validate(request: HttpRequest, pk: int) -> HttpResponse:
     context: dict[str, Any] = {"error": "", "ok": False, "action": ""}
     try:
         with simulator_input():
-            action = services.action_compose(world=world, fields=request.POST)
+            action = compose_action(world, request.POST)
             if action:
                 domain_for(world).parse_action(action, world)
                 context.update(ok=True, action=action)
