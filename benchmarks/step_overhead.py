@@ -46,6 +46,7 @@ from studio.core.models import Membership, ModelEndpoint, Project  # noqa: E402
 from studio.episodes import services  # noqa: E402
 from studio.episodes.models import Step  # noqa: E402
 from studio.episodes.selectors import backend_spec, episode_state  # noqa: E402
+from studio.lib.channels import DELTA  # noqa: E402
 from studio.lib.tasks import wait_for_inprocess_tasks  # noqa: E402
 from studio.worlds.services import world_create  # noqa: E402
 
@@ -70,7 +71,7 @@ class GroupListener:
         self.ready.set()
         while True:
             message = await receiving
-            if message.get("type") == "episode.delta":
+            if message.get("type") == DELTA:
                 self.deltas.append((message["step_id"], time.monotonic()))
             receiving = asyncio.ensure_future(layer.receive(channel))
 

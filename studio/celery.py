@@ -13,6 +13,8 @@ from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_ready
 from django.db import close_old_connections
 
+from studio.lib.sweep import start_sweeper
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
 
 app = Celery("studio")
@@ -23,8 +25,6 @@ app.autodiscover_tasks()
 @worker_ready.connect
 def _sweep_lost_steps(**_: Any) -> None:
     """Each worker also sweeps for work whose task was lost (studio/lib/sweep.py)."""
-    from studio.lib.sweep import start_sweeper
-
     start_sweeper()
 
 

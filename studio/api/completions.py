@@ -25,10 +25,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from studio.api.envs import Outcome
 from studio.api.http import ApiError, clean_text
 from studio.api.models import CompletionSession
 from studio.episodes.models import Episode, EpisodeSource, EpisodeStatus, Step, StepStatus
+from studio.episodes.rewards import Outcome
+from studio.episodes.services import episode_create
 from studio.worlds.models import Scenario
 
 Turn = tuple[str, str]
@@ -106,8 +107,6 @@ def session_resolve(
 
 
 def _session_start(*, user: User, scenario: Scenario, user_key: str) -> CompletionSession:
-    from studio.episodes.services import episode_create
-
     episode = episode_create(
         project=scenario.project,
         user=user,

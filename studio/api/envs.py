@@ -1,56 +1,17 @@
 """What the environment API says about episodes: observations, rewards, termination.
 
-Rewards come from the scenario's success criteria (``simulator.scenario``): the
-first rule that matches the observation gives the reward and may terminate the
-episode. An episode that reaches the scenario's ``max_steps`` without
-terminating is *truncated* (Gymnasium's distinction). Rollouts use the same rules.
+Rewards, termination and truncation are :mod:`studio.episodes.rewards`'s, the
+rules the step runner and the rollouts use too; this module only lays them out
+as the API's JSON.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from simulator.scenario import Scenario as ScenarioSpec
-from simulator.scenario import ScenarioError, SuccessCriterion, evaluate_success
 from studio.episodes.models import Episode, Step
+from studio.episodes.rewards import Outcome, scenario_rules, step_outcome
 from studio.worlds.models import Scenario
-
-DEFAULT_MAX_STEPS = 30
-
-
-@dataclass(frozen=True)
-class Rules:
-    criteria: tuple[SuccessCriterion, ...] = ()
-    max_steps: int = DEFAULT_MAX_STEPS
-
-
-def scenario_rules(scenario: Scenario | None) -> Rules:
-    """The success criteria and step limit of a scenario (none: no reward, the default limit)."""
-    if scenario is None:
-        return Rules()
-    try:
-        spec = ScenarioSpec.from_dict({"title": scenario.title or "scenario", **scenario.spec})
-    except (ScenarioError, KeyError, TypeError, ValueError):
-        return Rules()
-    return Rules(criteria=spec.success, max_steps=spec.max_steps)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    reward: float
-    terminated: bool
-    truncated: bool
-    reason: str
-
-
-def step_outcome(step: Step, rules: Rules) -> Outcome:
-    """Reward, termination and truncation after ``step`` (stored values win when present)."""
-    success = evaluate_success(rules.criteria, step.observation)
-    reward = step.reward if step.reward is not None else success.reward
-    terminated = bool(step.terminated or success.terminated)
-    truncated = not terminated and step.index >= rules.max_steps
-    return Outcome(reward, terminated, truncated, success.reason)
 
 
 def initial_observation(episode: Episode) -> str:

@@ -27,6 +27,8 @@ from studio.api.ratelimit import rate_limit_take
 from studio.api.services import token_authenticate
 from studio.api.tokens import bearer_token
 from studio.episodes.models import Step
+from studio.episodes.services import step_wait
+from studio.errors import StudioError
 from studio.lib.db import db_call
 
 MAX_ID = 2**63 - 1
@@ -53,7 +55,9 @@ class AwaitStep:
     then: Callable[[Step], HttpResponseBase]
 
 
-class ApiError(Exception):
+class ApiError(StudioError):
+    """A refusal the API answers with its own JSON error ``code`` and HTTP ``status``."""
+
     def __init__(
         self, status: int, code: str, message: str, headers: dict[str, str] | None = None
     ) -> None:
@@ -97,8 +101,6 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
         @csrf_exempt
         @wraps(view)
         async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
-            from studio.episodes.services import step_wait
-
             result: HttpResponseBase | AwaitStep = await db_call(
                 _or_unavailable(_as_json_errors(start)), request, **kwargs
             )
@@ -157,6 +159,8 @@ def _as_json_errors(call: Callable[..., Any]) -> Callable[..., Any]:
             return call(*args, **kwargs)
         except ApiError as exc:
             return exc.response()
+        except StudioError as exc:  # a service's refusal that the view left as it was
+            return error_response(exc.status, exc.code, str(exc))
         except Http404:
             return error_response(404, "not_found", "No such object")
         except PermissionDenied as exc:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from studio.api.envs import Outcome, scenario_rules, step_outcome
 from studio.api.models import ApiToken
 from studio.api.tokens import new_token, token_digest, token_prefix
 from studio.episodes.models import Episode, EpisodeSource, Step, StepStatus
+from studio.episodes.rewards import Outcome, scenario_rules, step_outcome
+from studio.episodes.services import episode_close, episode_create
 from studio.worlds.models import Scenario
 
 
@@ -48,8 +49,6 @@ def token_authenticate(*, clear: str) -> ApiToken | None:
 
 def env_create(*, user: User, scenario: Scenario, seed: int | None) -> Episode:
     """A new API episode of ``scenario`` (seeded by ``seed``, else the scenario's seed)."""
-    from studio.episodes.services import episode_create
-
     if seed is None:
         seed = int(scenario.spec.get("seed", 0) or 0)
     return episode_create(
@@ -64,8 +63,6 @@ def env_create(*, user: User, scenario: Scenario, seed: int | None) -> Episode:
 
 def env_step_finish(*, episode: Episode, step: Step) -> Outcome:
     """The step's outcome; an episode that terminated or hit its step limit is closed."""
-    from studio.episodes.services import episode_close
-
     outcome = step_outcome(step, scenario_rules(episode.scenario))
     if step.status == StepStatus.DONE and (outcome.terminated or outcome.truncated):
         episode_close(episode=episode)

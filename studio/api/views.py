@@ -42,21 +42,18 @@ from studio.api.openapi import openapi_schema
 from studio.api.selectors import env_get_for, scenario_get_for, scenario_list_for
 from studio.api.services import env_create, env_step_finish
 from studio.episodes.models import Step, StepStatus
+from studio.episodes.services import episode_close, step_submit, step_wait
 
 
 @contextmanager
 def episode_errors() -> Iterator[None]:
-    """The episodes service's refusals as API errors: 422 for a bad action, 409 otherwise."""
-    from studio.episodes.services import EpisodeBusy, EpisodeClosed
-
+    """A bad action as a 422 API error. The episodes service's own refusals are
+    StudioErrors (EpisodeBusy: 409 ``episode_busy``, EpisodeClosed: 409
+    ``episode_closed``), which :mod:`studio.api.http` answers by their status and code."""
     try:
         yield
     except InvalidAction as exc:
         raise ApiError(422, "invalid_action", str(exc)) from None
-    except EpisodeBusy as exc:
-        raise ApiError(409, "episode_busy", str(exc) or "A step is still running") from None
-    except EpisodeClosed as exc:
-        raise ApiError(409, "episode_closed", str(exc) or "The episode is closed") from None
 
 
 def _check_finished(step: Step) -> None:
@@ -107,8 +104,6 @@ def env_detail(request: HttpRequest, token: ApiToken, body: None, env_id: int) -
 def env_step_view(
     request: HttpRequest, token: ApiToken, body: dict[str, Any], env_id: int
 ) -> AwaitStep:
-    from studio.episodes.services import step_submit
-
     episode = env_get_for(user=token.user, env_id=check_id(env_id), edit=True)
     action = text_field(body, "action")
     with episode_errors():
@@ -134,8 +129,6 @@ def env_step_view(
 def env_close(
     request: HttpRequest, token: ApiToken, body: dict[str, Any], env_id: int
 ) -> JsonResponse:
-    from studio.episodes.services import episode_close
-
     episode = env_get_for(user=token.user, env_id=check_id(env_id), edit=True)
     episode_close(episode=episode)
     episode.refresh_from_db()
@@ -173,8 +166,6 @@ def _session_name(body: dict[str, Any]) -> str:
 def chat_completions(
     request: HttpRequest, token: ApiToken, body: dict[str, Any]
 ) -> HttpResponseBase | AwaitStep:
-    from studio.episodes.services import step_submit
-
     model = text_field(body, "model")
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
@@ -224,8 +215,6 @@ async def _stream_completion(
     perturbations may rewrite the model's text after it finishes: the agent must
     get exactly what the episode records (its next request has to repeat it).
     """
-    from studio.episodes.services import step_wait
-
     waiting = asyncio.ensure_future(step_wait(step_id, timeout))
     while True:
         done, _ = await asyncio.wait({waiting}, timeout=5)

@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from simulator.backends import Backend, create_backend
+from simulator.backends.openai_http import chat_completions_url
+from simulator.official_prompts import OfficialPrompts, PromptFileError
 from simulator.types import PROMPT_LAYOUTS, PromptLayout
 
 if TYPE_CHECKING:
-    from simulator.backends import Backend
+    # Types only: studio.core.models imports this module for the layout key.
     from studio.core.models import ModelEndpoint
 
 logger = logging.getLogger(__name__)
@@ -47,9 +50,6 @@ def describe_spec(spec: dict[str, Any]) -> str:
     backend posts to settles which one a deployment really uses.
     """
     if spec["kind"] == "openai":
-        # Imported here so that starting Django never pays for the backends' imports.
-        from simulator.backends.openai_http import chat_completions_url
-
         return f"{chat_completions_url(spec['base_url'])} ({spec.get('model', '')})"
     if spec["kind"] == "local":
         return f"local: {spec.get('model_path') or 'embedded SmolLM2-135M-Instruct'}"
@@ -57,9 +57,6 @@ def describe_spec(spec: dict[str, Any]) -> str:
 
 
 def default_backend() -> Backend:
-    # Imported here so that starting Django never pays for the backends' imports.
-    from simulator.backends import create_backend
-
     return create_backend(default_endpoint_spec())
 
 
@@ -115,8 +112,6 @@ def official_system_template(domain: str) -> str | None:
     """
     if not settings.AGENTWORLD_PROMPTS:
         return None
-    from simulator.official_prompts import OfficialPrompts, PromptFileError  # as default_backend
-
     try:
         return OfficialPrompts(settings.AGENTWORLD_PROMPTS).system_prompt(domain)
     except PromptFileError as error:

@@ -12,7 +12,13 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
 
-from studio.core.endpoints import default_endpoint_spec, describe_spec, prompt_layout
+from studio.celery import app
+from studio.core.endpoints import (
+    default_backend,
+    default_endpoint_spec,
+    describe_spec,
+    prompt_layout,
+)
 
 TIMEOUT_S = 3.0
 
@@ -60,8 +66,6 @@ def check_tasks() -> Check:
     runner = settings.TASK_RUNNER
     if runner != "celery":
         return Check(True, "in-process thread pool", {"runner": runner, "workers": []})
-    from studio.celery import app
-
     try:
         replies = app.control.ping(timeout=1.0)
     except Exception as exc:
@@ -72,8 +76,6 @@ def check_tasks() -> Check:
 
 
 async def check_world_model() -> Check:
-    from studio.core.endpoints import default_backend
-
     spec = default_endpoint_spec()
     extra = {
         "kind": spec["kind"],

@@ -5,7 +5,7 @@ from typing import Any
 
 from celery import Task, shared_task
 
-from studio.lib.channels import send_to_group
+from studio.lib.channels import PONG, send_to_group
 
 
 @shared_task(bind=True, name="core.pipeline_ping")
@@ -14,7 +14,7 @@ def pipeline_ping(self: Task[Any, Any], group: str, sent_at: float) -> None:
     send_to_group(
         group,
         {
-            "type": "pipeline.pong",
+            "type": PONG,
             "sent_at": sent_at,
             "handled_at": time.time(),
             # A Celery worker's node name ("w1@host"); in-process tasks have none.

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from studio.core.access import projects_for
 from studio.core.health import run_checks
 from studio.core.models import SANDBOX_SLUG
+from studio.episodes.selectors import episodes_for_user
 
 CHECK_LABELS = {
     "database": "Database",
@@ -22,8 +23,6 @@ CHECK_LABELS = {
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    from studio.episodes.selectors import episodes_for_user
-
     projects = projects_for(request.user).annotate(
         world_count=Count("worlds", filter=Q(worlds__archived=False), distinct=True),
         scenario_count=Count("scenarios", filter=Q(scenarios__archived=False), distinct=True),

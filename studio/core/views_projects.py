@@ -22,10 +22,11 @@ from django.views.decorators.vary import vary_on_headers
 
 from studio.core.access import get_project_for
 from studio.core.models import Membership, Project, Role
+from studio.errors import RejectedInput
 
 
-class ProjectError(Exception):
-    pass
+class ProjectError(RejectedInput):
+    """A refused change to a project or its members; the message says why."""
 
 
 # Writes (kept here: the project pages are their only callers).

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from studio.lib.sweep import register
+
 
 class EpisodesConfig(AppConfig):
     name = "studio.episodes"
@@ -10,7 +12,7 @@ class EpisodesConfig(AppConfig):
     nav: list[tuple[str, str]] = [("Episodes", "episodes:list")]
 
     def ready(self) -> None:
+        # Here, not at the top: the sweep reads models, which load after apps.py.
         from studio.episodes.sweep import sweep_steps
-        from studio.lib.sweep import register
 
         register(sweep_steps)

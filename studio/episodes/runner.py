@@ -33,9 +33,12 @@ from simulator.perturbations import Perturbation
 from simulator.scenario import SuccessCriterion, evaluate_success
 from studio.core.endpoints import in_flight_limit
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
+from studio.episodes.rewards import scenario_rules
 from studio.episodes.selectors import backend_spec, episode_state
 from studio.lib import stream_buffer
+from studio.lib.channels import DELTA, STEP
 from studio.lib.step_loop import backend_for, endpoint_slot, run_db
+from studio.lib.tasks import dispatch
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -68,7 +71,7 @@ class _Stream:
             self.step.pk, self.seq, self.pending["reasoning"], self.pending["observation"]
         )
         message = {
-            "type": "episode.delta",
+            "type": DELTA,
             "step_id": self.step.pk,
             "index": self.step.index,
             "seq": self.seq,
@@ -126,11 +129,7 @@ class StepRun:
         ).get(pk=self.step_id)
         episode = step.episode
         state = episode_state(episode, before=step.index)
-        criteria: tuple[SuccessCriterion, ...] = ()
-        if episode.scenario is not None:
-            criteria = tuple(
-                SuccessCriterion.from_dict(c) for c in episode.scenario.spec.get("success", [])
-            )
+        criteria = scenario_rules(episode.scenario).criteria
         return step, state, backend_spec(episode), criteria, in_flight_limit(episode.endpoint)
 
     async def run(self) -> None:
@@ -285,14 +284,14 @@ class StepRun:
     def _continue_agent(self, episode_id: int) -> None:
         episode = Episode.objects.get(pk=episode_id)
         if episode.run_status == RunStatus.RUNNING:
+            # A real cycle: the tasks module imports this one to run a claimed step.
             from studio.episodes.tasks import agent_step
-            from studio.lib.tasks import dispatch
 
             dispatch(agent_step, episode_id)
 
     async def _publish(self, layer: Any, group: str, step: Step, seq: int = 0) -> None:
         if layer is not None:
-            await layer.group_send(group, {"type": "episode.step", "step_id": step.pk, "seq": seq})
+            await layer.group_send(group, {"type": STEP, "step_id": step.pk, "seq": seq})
 
 
 async def _close(backend: Any) -> None:

@@ -36,10 +36,6 @@ def episodes_for_user(
     )
 
 
-def episode_steps(episode: Episode) -> list[Step]:
-    return list(episode.steps.order_by("index"))
-
-
 def history(episode: Episode, *, before: int) -> tuple[Turn, ...]:
     """Done steps before index ``before``, as the agent saw them."""
     steps = episode.steps.filter(index__lt=before, status=StepStatus.DONE).order_by("index")

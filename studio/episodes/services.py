@@ -32,7 +32,8 @@ from studio.episodes.models import (
     Step,
     StepStatus,
 )
-from studio.lib.channels import send_to_group
+from studio.errors import Busy, Closed, RejectedInput
+from studio.lib.channels import PROGRESS, STEP, send_to_group
 from studio.lib.db import db_call
 from studio.lib.tasks import dispatch
 from studio.worlds.models import Scenario, WorldRevision
@@ -45,12 +46,16 @@ BUSY = (StepStatus.PENDING, StepStatus.RUNNING)
 AGENT_KINDS = ("human", "scripted", "replay", "llm")
 
 
-class EpisodeBusy(Exception):
+class EpisodeBusy(Busy):
     """A step of this episode is pending or running: one step at a time."""
 
+    code = "episode_busy"
 
-class EpisodeClosed(Exception):
+
+class EpisodeClosed(Closed):
     """The episode is closed (or done): it takes no more steps."""
+
+    code = "episode_closed"
 
 
 def _user(user: User) -> Any:
@@ -63,16 +68,17 @@ def validate_perturbations(items: Sequence[dict[str, Any]]) -> list[dict[str, An
 
 
 def validate_agent(agent: dict[str, Any] | None) -> dict[str, Any]:
-    """The agent policy dict: ``{"kind": "human"}`` when none; raises ValueError when malformed."""
+    """The agent policy dict: ``{"kind": "human"}`` when none; raises RejectedInput when
+    malformed."""
     agent = dict(agent or {"kind": "human"})
     kind = agent.setdefault("kind", "human")
     if kind not in AGENT_KINDS:
-        raise ValueError(f"agent kind must be one of {', '.join(AGENT_KINDS)}, not {kind!r}")
+        raise RejectedInput(f"agent kind must be one of {', '.join(AGENT_KINDS)}, not {kind!r}")
     actions = agent.get("actions", [])
     if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
-        raise ValueError("agent actions must be a list of text")
+        raise RejectedInput("agent actions must be a list of text")
     if kind in ("scripted", "replay") and not actions:
-        raise ValueError(f"a {kind} agent needs a list of actions")
+        raise RejectedInput(f"a {kind} agent needs a list of actions")
     return agent
 
 
@@ -91,11 +97,11 @@ def episode_create(
 ) -> Episode:
     """A new episode from a scenario (its revision, task, perturbations, agent, endpoint and
     sampling are copied) or from a bare world revision. Explicit arguments win over the
-    scenario's. Raises ValueError (mismatched project, nothing to start from) and
+    scenario's. Raises RejectedInput (mismatched project, nothing to start from) and
     InvalidPerturbation."""
     if scenario is not None:
         if scenario.project_id != project.pk:
-            raise ValueError("the scenario belongs to another project")
+            raise RejectedInput("the scenario belongs to another project")
         world_revision = world_revision or scenario.world_revision
         spec = scenario.spec or {}
         task = str(spec.get("task", ""))
@@ -111,11 +117,11 @@ def episode_create(
     else:
         task, sampling = "", {}
     if world_revision is None:
-        raise ValueError("an episode needs a scenario or a world revision")
+        raise RejectedInput("an episode needs a scenario or a world revision")
     if world_revision.world.project_id != project.pk:
-        raise ValueError("the world belongs to another project")
+        raise RejectedInput("the world belongs to another project")
     if endpoint is not None and endpoint.project_id not in (None, project.pk):
-        raise ValueError("the endpoint belongs to another project")
+        raise RejectedInput("the endpoint belongs to another project")
     world = world_revision.world
     return Episode.objects.create(
         project=project,
@@ -178,6 +184,7 @@ def step_submit(
 
 def dispatch_step(step_id: int) -> None:
     """Send the step's task (its row's ``dispatched_at`` says when, for the sweep)."""
+    # A real cycle: the tasks call this module's services.
     from studio.episodes.tasks import run_step
 
     dispatch(run_step, step_id)
@@ -209,8 +216,8 @@ def step_retry(*, step: Step) -> Step:
     step.refresh_from_db()
     if not changed:
         if later.exists():
-            raise ValueError("only the last step can be retried; fork the episode instead")
-        raise ValueError(f"step {step.index} is {step.status}: only failed steps are retried")
+            raise RejectedInput("only the last step can be retried; fork the episode instead")
+        raise RejectedInput(f"step {step.index} is {step.status}: only failed steps are retried")
     dispatch_step(step.pk)
     publish_step(step)
     return step
@@ -218,12 +225,11 @@ def step_retry(*, step: Step) -> Step:
 
 def step_cancel(*, step: Step) -> None:
     """Stop a step: a pending one is cancelled at once; a running one's task sees the flag
-    (and the channel-layer message) and closes the model stream."""
+    (it polls it about once a second) and closes the model stream."""
     Step.objects.filter(pk=step.pk, status=StepStatus.PENDING).update(
         status=StepStatus.CANCELLED, finished_at=timezone.now(), error="Cancelled before it ran."
     )
     Step.objects.filter(pk=step.pk, status=StepStatus.RUNNING).update(cancel_requested=True)
-    send_to_group(step.episode.group_name, {"type": "episode.cancel", "step_id": step.pk})
     step.refresh_from_db()
     if step.status == StepStatus.CANCELLED:
         publish_step(step)
@@ -233,7 +239,7 @@ def episode_fork(*, episode: Episode, at_step: int, user: User = None) -> Episod
     """A new episode whose history is ``episode``'s done steps 1..at_step (0: none)."""
     steps = list(episode.steps.filter(index__lte=at_step).order_by("index"))
     if at_step < 0 or len(steps) != at_step or any(s.status != StepStatus.DONE for s in steps):
-        raise ValueError(f"cannot fork at step {at_step}: steps 1..{at_step} must all be done")
+        raise RejectedInput(f"cannot fork at step {at_step}: steps 1..{at_step} must all be done")
     with transaction.atomic():
         fork = Episode.objects.create(
             project=episode.project,
@@ -323,11 +329,11 @@ def active_perturbations(episode: Episode) -> list[dict[str, Any]]:
 def agent_run(*, episode: Episode, steps: int) -> None:
     """Let the episode's agent take up to ``steps`` steps, one after another."""
     if episode.agent.get("kind", "human") == "human":
-        raise ValueError("a human agent is driven from the composer")
+        raise RejectedInput("a human agent is driven from the composer")
     if episode.status != EpisodeStatus.ACTIVE:
         raise EpisodeClosed(f"episode {episode.pk} is {episode.status}")
     episode_update(episode=episode, run_status=RunStatus.RUNNING, run_remaining=max(steps, 0))
-    from studio.episodes.tasks import agent_step
+    from studio.episodes.tasks import agent_step  # a real cycle, as in dispatch_step
 
     dispatch(agent_step, episode.pk)
 
@@ -358,14 +364,13 @@ def agent_claim_turn(*, episode: Episode) -> bool:
 def publish_step(step: Step) -> None:
     """Tell every browser on the episode to re-render this step (from the database)."""
     send_to_group(
-        step.episode.group_name,
-        {"type": "episode.step", "step_id": step.pk, "seq": step.partial_seq},
+        step.episode.group_name, {"type": STEP, "step_id": step.pk, "seq": step.partial_seq}
     )
 
 
 def publish_episode(episode: Episode) -> None:
     """Tell every browser to re-render the episode's controls (status, perturbations, agent)."""
-    send_to_group(episode.group_name, {"type": "episode.changed", "episode_id": episode.pk})
+    send_to_group(episode.group_name, {"type": PROGRESS})
 
 
 # --- Waiting for a step (the environment API) -----------------------------------------
@@ -440,8 +445,5 @@ async def step_wait(step_id: int, timeout: float) -> Step:
 async def _next_step_message(layer: Any, channel: str, step_id: int) -> None:
     while True:
         message = await layer.receive(channel)
-        if (
-            message.get("type") in ("episode.step", "episode.done")
-            and message.get("step_id") == step_id
-        ):
+        if message.get("type") == STEP and message.get("step_id") == step_id:
             return

@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from studio.episodes.models import Step, StepStatus
+from studio.episodes.services import dispatch_step
 
 
 def lost_steps() -> list[int]:
@@ -31,8 +32,6 @@ def lost_steps() -> list[int]:
 
 def sweep_steps() -> int:
     """Send the task again for every lost step; returns how many."""
-    from studio.episodes.services import dispatch_step
-
     found = lost_steps()
     Step.objects.filter(pk__in=found).update(dispatched_at=timezone.now())
     for step_id in found:

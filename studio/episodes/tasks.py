@@ -12,6 +12,8 @@ from typing import Any
 from celery import shared_task
 
 from simulator.errors import SimulatorError
+from studio.episodes import services
+from studio.episodes.agents import next_action
 from studio.episodes.models import Episode, RunStatus
 from studio.episodes.runner import claim_and_run
 from studio.lib.step_loop import run_on_step_loop
@@ -26,9 +28,6 @@ def run_step(step_id: int) -> None:
 @shared_task(name="episodes.agent_run", acks_late=True)
 def agent_step(episode_id: int) -> None:
     """The automatic agent's next step, while the episode's run lasts."""
-    from studio.episodes import services
-    from studio.episodes.agents import next_action
-
     episode = Episode.objects.filter(pk=episode_id).first()
     if episode is None or episode.run_status != RunStatus.RUNNING:
         return

@@ -20,16 +20,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from simulator.domains import domain_names, is_gui
-from simulator.errors import InvalidAction, InvalidPerturbation, OutputCutOff
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.prompting import domain_for
 from studio.core.access import get_for_member, get_project_for, membership_for, projects_for
 from studio.core.models import ModelEndpoint, Project
 from studio.episodes import services
-from studio.episodes.composer import compose_action, composer_context
-from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
-from studio.episodes.selectors import episodes_for_user, last_observation
+from studio.episodes.composer import compose_action
+from studio.episodes.fragments import controls_context, step_context, steps_context
+from studio.episodes.models import Episode, EpisodeStatus, Step
+from studio.episodes.selectors import episodes_for_user
+from studio.errors import RejectedInput, StudioError, simulator_input
 from studio.lib.render_response import on_render_origin
+from studio.worlds.forms import perturbation_from_post
 from studio.worlds.models import Scenario, World
 from studio.worlds.selectors import start_groups
 
@@ -49,59 +51,12 @@ def _can_edit(request: HttpRequest, episode: Episode) -> bool:
     return bool(membership and membership.can_edit)
 
 
-# --- contexts shared with the consumer ---------------------------------------------------
-
-
-def step_context(step: Step, can_edit: bool, *, last: bool = True) -> dict[str, Any]:
-    """What a step's fragment shows; only the ``last`` step of an episode can be retried."""
-    telemetry = step.telemetry or {}
-    return {
-        "step": step,
-        "can_edit": can_edit,
-        "render_url": on_render_origin(
-            reverse("episodes:render-step", kwargs={"pk": step.episode_id, "index": step.index})
-        ),
-        "live": step.status in (StepStatus.PENDING, StepStatus.RUNNING),
-        "retryable": can_edit and last and step.status in (StepStatus.FAILED, StepStatus.CANCELLED),
-        "forkable": can_edit and step.status == StepStatus.DONE,
-        "telemetry": telemetry,
-        # A max_tokens cut is the model running out of room, never a malformed answer:
-        # a failed step had no observation yet, a done one may have a partial one.
-        "cut_off": step.error_kind == OutputCutOff.__name__
-        or (step.status == StepStatus.DONE and telemetry.get("finish_reason") == "length"),
-        "verifiers_failed": sum(1 for v in step.verifiers if not v.get("passed")),
-    }
-
-
-def controls_context(episode: Episode, can_edit: bool) -> dict[str, Any]:
-    world = episode.world_revision.to_world()
-    busy = episode.steps.filter(status__in=services.BUSY).order_by("-index").first()
-    disabled = set(episode.disabled_perturbations)
-    return {
-        "episode": episode,
-        "can_edit": can_edit,
-        "busy": busy,
-        "accepting": can_edit and episode.status == EpisodeStatus.ACTIVE and busy is None,
-        "perturbations": [
-            {"index": i, "data": p, "enabled": i not in disabled}
-            for i, p in enumerate(episode.perturbations)
-        ],
-        "next_perturbations": episode.next_perturbations,
-        "kinds": [info.to_dict() for info in PERTURBATION_KINDS.values()],
-        "agent": episode.agent or {"kind": "human"},
-        "agent_actions": "\n".join(episode.agent.get("actions", [])),
-        "agent_error": episode.metadata.get("agent_error", ""),
-        "running": episode.run_status == RunStatus.RUNNING,
-        **composer_context(world, last_observation(episode)),
-    }
-
-
 def _page_context(request: HttpRequest, episode: Episode) -> dict[str, Any]:
     can_edit = _can_edit(request, episode)
     steps = list(episode.steps.order_by("index"))
     return {
         **controls_context(episode, can_edit),
-        "steps": [step_context(s, can_edit, last=s is steps[-1]) for s in steps],
+        "steps": steps_context(steps, can_edit),
         "gui": is_gui(episode.domain),
         "initial_url": on_render_origin(
             reverse("episodes:render-initial", kwargs={"pk": episode.pk})
@@ -170,8 +125,9 @@ def episode_new(request: HttpRequest) -> HttpResponse:
     }
     if request.method == "POST" and project is not None:
         try:
-            episode = _create_from_post(request, project)
-        except (ValueError, InvalidPerturbation) as exc:
+            with simulator_input():
+                episode = _create_from_post(request, project)
+        except StudioError as exc:
             context["errors"] = [str(exc)]
         else:
             return redirect("episodes:detail", pk=episode.pk)
@@ -202,14 +158,14 @@ def _create_from_post(request: HttpRequest, project: Any) -> Episode:
     if source.startswith("scenario:"):
         scenario = Scenario.objects.filter(project=project, pk=_int(source[9:]) or 0).first()
         if scenario is None:
-            raise ValueError("no such scenario")
+            raise RejectedInput("no such scenario")
     elif source.startswith("world:"):
         world = World.objects.filter(project=project, pk=_int(source[6:]) or 0).first()
         if world is None or world.head is None:
-            raise ValueError("no such world")
+            raise RejectedInput("no such world")
         world_revision = world.head
     else:
-        raise ValueError("choose a scenario or a world to start from")
+        raise RejectedInput("choose a scenario or a world to start from")
     if data.get("endpoint"):
         endpoint = (
             ModelEndpoint.objects.filter(Q(project=project) | Q(project=None))
@@ -278,11 +234,12 @@ def episode_validate(request: HttpRequest, pk: int) -> HttpResponse:
     world = episode.world_revision.to_world()
     context: dict[str, Any] = {"error": "", "ok": False, "action": ""}
     try:
-        action = compose_action(world, request.POST)
-        if action:
-            domain_for(world).parse_action(action, world)
-            context.update(ok=True, action=action)
-    except (InvalidAction, ValueError) as exc:
+        with simulator_input():
+            action = compose_action(world, request.POST)
+            if action:
+                domain_for(world).parse_action(action, world)
+                context.update(ok=True, action=action)
+    except StudioError as exc:
         context["error"] = str(exc)
     return render(request, "episodes/_validate.html", context)
 
@@ -307,8 +264,6 @@ def perturbation_form(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def perturbation_add(request: HttpRequest, pk: int) -> HttpResponse:
-    from studio.worlds.forms import perturbation_from_post
-
     episode = _episode(request, pk, edit=True)
     kind = request.POST.get("kind", "")
     if kind not in PERTURBATION_KINDS:
@@ -327,8 +282,9 @@ def perturbation_add(request: HttpRequest, pk: int) -> HttpResponse:
 def perturbation_toggle(request: HttpRequest, pk: int, index: int) -> HttpResponse:
     episode = _episode(request, pk, edit=True)
     try:
-        services.perturbation_toggle(episode=episode, index=index)
-    except InvalidPerturbation as exc:
+        with simulator_input():
+            services.perturbation_toggle(episode=episode, index=index)
+    except StudioError as exc:
         return HttpResponseBadRequest(str(exc))
     return _controls(request, episode, "_perturbations.html")
 
@@ -339,7 +295,7 @@ def agent_update(request: HttpRequest, pk: int) -> HttpResponse:
     episode = _episode(request, pk, edit=True)
     try:
         agent = _agent_from_post(request.POST)
-    except ValueError as exc:
+    except StudioError as exc:
         return _controls(request, episode, "_agent.html", problems=[str(exc)])
     services.episode_update(episode=episode, agent=agent)
     return _controls(request, episode, "_agent.html")
@@ -361,7 +317,7 @@ def agent_control(request: HttpRequest, pk: int, command: str) -> HttpResponse:
             services.agent_stop(episode=episode)
         else:
             return HttpResponseBadRequest("unknown command")
-    except (ValueError, services.EpisodeClosed) as exc:
+    except StudioError as exc:
         return _controls(request, episode, "_agent.html", problems=[str(exc)])
     return _controls(request, episode, "_agent.html")
 
@@ -383,7 +339,7 @@ def step_retry(request: HttpRequest, pk: int, index: int) -> HttpResponse:
     step = _step(request, episode, index)
     try:
         services.step_retry(step=step)
-    except ValueError as exc:
+    except StudioError as exc:
         messages.error(request, str(exc))
     return _after_post(request, episode)
 
@@ -404,7 +360,7 @@ def episode_fork(request: HttpRequest, pk: int) -> HttpResponse:
         fork = services.episode_fork(
             episode=episode, at_step=_int(request.POST.get("at")) or 0, user=request.user
         )
-    except ValueError as exc:
+    except StudioError as exc:
         messages.error(request, str(exc))
         return _after_post(request, episode)
     messages.success(request, f"Forked at step {fork.forked_at_step}.")

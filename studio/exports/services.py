@@ -42,7 +42,7 @@ from studio.exports.writing import (
     write_hf_layout,
     write_jsonl,
 )
-from studio.lib.channels import send_to_group
+from studio.lib.channels import PROGRESS, send_to_group
 from studio.lib.tasks import dispatch
 from studio.traces.models import Annotation, TraceTurn
 from studio.worlds.models import Scenario
@@ -289,7 +289,7 @@ def export_progress_html(job: ExportJob) -> str:
 
 
 def publish_export(job: ExportJob) -> None:
-    send_to_group(job.group_name, {"type": "export.progress", "html": export_progress_html(job)})
+    send_to_group(job.group_name, {"type": PROGRESS, "html": export_progress_html(job)})
 
 
 def export_run(*, job_id: int) -> ExportJob | None:

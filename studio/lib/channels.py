@@ -1,4 +1,10 @@
-"""Sending to channel-layer groups from tasks and services."""
+"""Sending to channel-layer groups from tasks and services, and the events sent.
+
+Every group message's ``type`` is one of the events below; a consumer handles it
+with the method of the same name (see :mod:`studio.lib.consumers`). They are
+named here once: a sender and a listener that spelled one differently would
+fail silently, since channel layers drop what nobody handles.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,17 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from studio.lib.step_loop import run_on_step_loop
+
+#: The object changed. With ``html`` (the fragment, rendered by the sender) it is sent
+#: as is; without, each consumer renders the object's state again from the database.
+PROGRESS = "progress"
+#: An episode's step row changed (``step_id``, ``seq``): pages re-render it, waits wake.
+STEP = "step"
+#: Text streamed into a running step (``step_id``, ``index``, ``seq``, ``reasoning``,
+#: ``observation``): appended on the page unless the socket already holds it.
+DELTA = "delta"
+#: The status page's pipeline check came back (``sent_at``, ``worker``).
+PONG = "pong"
 
 
 def group_name(kind: str, ident: object) -> str:

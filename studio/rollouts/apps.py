@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from studio.lib.sweep import register
+
 
 class RolloutsConfig(AppConfig):
     name = "studio.rollouts"
@@ -10,7 +12,7 @@ class RolloutsConfig(AppConfig):
     nav: list[tuple[str, str]] = [("Rollouts", "rollouts:list")]
 
     def ready(self) -> None:
-        from studio.lib.sweep import register
+        # Here, not at the top: the sweep reads models, which load after apps.py.
         from studio.rollouts.sweep import sweep_rollouts
 
         register(sweep_rollouts)

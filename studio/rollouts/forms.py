@@ -14,6 +14,7 @@ from django import forms
 from django.db.models import Q, QuerySet
 
 from studio.core.models import ModelEndpoint, Project
+from studio.rollouts.services import COLLECTION_NAME_MAX
 from studio.worlds.models import Scenario, World
 from studio.worlds.selectors import start_groups
 
@@ -58,7 +59,12 @@ class RolloutForm(forms.Form):
         help_text="LLM: the model that picks the actions; empty: the studio's model (the "
         "embedded one when no model URL is set).",
     )
-    collection_name = forms.CharField(required=False, max_length=200)
+    collection_name = forms.CharField(
+        required=False,
+        max_length=COLLECTION_NAME_MAX,
+        help_text="The collection the episodes are gathered into when the job ends; "
+        "empty: rollout-<job id>.",
+    )
 
     def __init__(self, *args: Any, projects: QuerySet[Project], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -47,7 +47,7 @@ class RolloutJob(models.Model):
     )
     max_attempts = models.PositiveIntegerField(default=3)
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.RUNNING)
-    #: Where the finished episodes are collected for export (see ``rollout_job_finished``).
+    #: The collection the episodes are added to when the job ends (``services._collect``).
     collection_name = models.CharField(max_length=200, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL

@@ -24,8 +24,17 @@ from django.db.models import Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studio.api.envs import Rules, scenario_rules, step_outcome
+from studio.episodes.agents import next_action
 from studio.episodes.models import Episode, EpisodeSource, EpisodeStatus, Step, StepStatus
+from studio.episodes.rewards import Rules, scenario_rules, step_outcome
+from studio.episodes.services import (
+    episode_close,
+    episode_create,
+    step_retry,
+    step_submit,
+    step_wait,
+)
+from studio.episodes.tasks import run_step
 from studio.lib.step_loop import run_on_step_loop
 from studio.lib.tasks import dispatch
 from studio.rollouts.models import FINISHED_ROWS, JobStatus, RolloutEpisode, RolloutJob, RowStatus
@@ -88,6 +97,7 @@ def rollout_advance(job_id: int, index: int) -> None:
 
 
 def _task() -> Task[Any, Any]:
+    # A real cycle: the task module imports this one to run ``rollout_advance``.
     from studio.rollouts.tasks import rollout_episode
 
     return rollout_episode
@@ -113,8 +123,6 @@ def _rules(job: RolloutJob) -> Rules:
 
 
 def _episode(job: RolloutJob, row: RolloutEpisode) -> Episode:
-    from studio.episodes.services import episode_create
-
     if row.episode_id is not None:
         return Episode.objects.select_related("world_revision", "scenario").get(pk=row.episode_id)
     episode = episode_create(
@@ -140,9 +148,6 @@ def _episode(job: RolloutJob, row: RolloutEpisode) -> Episode:
 
 def _advance(job: RolloutJob, row: RolloutEpisode) -> bool:
     """Take (or finish) one step; True when the episode needs another task."""
-    from studio.episodes.agents import next_action
-    from studio.episodes.services import step_retry, step_submit
-
     episode = _episode(job, row)
     rules = _rules(job)
     last = episode.steps.order_by("-index").first()
@@ -188,9 +193,6 @@ def _run_and_wait(step: Step) -> Step:
     """Run the step here (``run_step`` claims it; a copy dispatched elsewhere then does
     nothing), or wait for whoever claimed it first. A running step whose worker died is
     taken over by the claim itself (see ``studio.episodes.runner.claim_step``)."""
-    from studio.episodes.services import step_wait
-    from studio.episodes.tasks import run_step
-
     if step.status in (StepStatus.PENDING, StepStatus.RUNNING):
         run_step(step.pk)
     timeout = max(1.0, lease_seconds() - 1)
@@ -216,8 +218,6 @@ def _end(
     outcome: str,
     error: str = "",
 ) -> bool:
-    from studio.episodes.services import episode_close
-
     _count(row, episode)
     if episode.status == EpisodeStatus.ACTIVE:
         episode_close(episode=episode)

@@ -28,6 +28,11 @@ def rollout_rows(job: RolloutJob) -> QuerySet[RolloutEpisode]:
     return job.rows.select_related("episode").order_by("index")
 
 
+def progress_context(job: RolloutJob) -> dict[str, object]:
+    """What ``rollouts/_progress.html`` shows: the page's view and its consumer both render it."""
+    return {"job": job, "progress": job_progress(job), "rows": rollout_rows(job)}
+
+
 @dataclass(frozen=True)
 class Progress:
     total: int

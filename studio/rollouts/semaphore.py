@@ -79,12 +79,3 @@ def endpoint_slot(key: str, *, limit: int, lease_s: float, poll_s: float = 0.05)
         yield
     finally:
         _redis().zrem(redis_key(key), member)
-
-
-def slots_in_use(key: str) -> int:
-    """Holders with an unexpired lease (production) — for tests and the progress page."""
-    if settings.EMBEDDED:
-        return 0
-    now = time.time()
-    count: int = _redis().zcount(redis_key(key), now, "+inf")  # type: ignore[assignment]
-    return count

@@ -1,4 +1,9 @@
-"""Writes on rollout jobs: create, cancel, resume, and finishing rows and jobs."""
+"""Writes on rollout jobs: create, cancel, resume, and finishing rows and jobs.
+
+A job that ends (every episode finished, or cancelled) gathers its episodes into
+the project's collection named ``job.collection_name`` (``rollout-<id>`` unless
+the form named one), where they are browsed and exported like any collection.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.core.models import ModelEndpoint, Project
+from studio.episodes.services import episode_close, validate_agent
 from studio.errors import RejectedInput
-from studio.lib.channels import send_to_group
+from studio.exports.models import ItemKind
+from studio.exports.services import collection_add_items, collection_get_or_create
+from studio.lib.channels import PROGRESS, send_to_group
 from studio.lib.tasks import dispatch
 from studio.rollouts.models import (
     FINISHED_ROWS,
@@ -19,20 +27,20 @@ from studio.rollouts.models import (
     RolloutJob,
     RowStatus,
 )
-from studio.rollouts.signals import rollout_job_finished
+from studio.rollouts.selectors import rollout_job_episodes
 from studio.worlds.models import Scenario, WorldRevision
 
 POLICY_KINDS = ("scripted", "llm")
 MAX_EPISODES = 10_000
+#: A collection's name is at most this long (``exports.Collection.name``).
+COLLECTION_NAME_MAX = 120
 
 
 def validate_policy(policy: dict[str, Any]) -> dict[str, Any]:
     """A rollout's agent: scripted (a list of actions) or llm (an endpoint name, or the default)."""
-    from studio.episodes.services import validate_agent
-
     kind = policy.get("kind")
     if kind not in POLICY_KINDS:
-        raise ValueError(f"the policy must be scripted or llm, not {kind!r}")
+        raise RejectedInput(f"the policy must be scripted or llm, not {kind!r}")
     return validate_agent(policy)
 
 
@@ -58,15 +66,15 @@ def rollout_job_create(
     if (scenario is None) == (world_revision is None):
         raise RejectedInput("a rollout starts from one scenario or one world")
     if scenario is not None and scenario.project_id != project.pk:
-        raise ValueError("the scenario belongs to another project")
+        raise RejectedInput("the scenario belongs to another project")
     if world_revision is not None and world_revision.world.project_id != project.pk:
         raise RejectedInput("the world belongs to another project")
     if endpoint is not None and endpoint.project_id not in (None, project.pk):
         raise RejectedInput("the world model endpoint belongs to another project")
     if not 1 <= episodes <= MAX_EPISODES:
-        raise ValueError(f"episodes must be between 1 and {MAX_EPISODES}")
+        raise RejectedInput(f"episodes must be between 1 and {MAX_EPISODES}")
     if max_steps < 1:
-        raise ValueError("max_steps must be at least 1")
+        raise RejectedInput("max_steps must be at least 1")
     policy = validate_policy(policy)
     with transaction.atomic():
         job = RolloutJob(
@@ -85,7 +93,7 @@ def rollout_job_create(
         )
         job.title = job.title or f"{job.source_title} × {episodes}"[:200]
         job.save()
-        job.collection_name = collection_name or f"rollout-{job.pk}"
+        job.collection_name = (collection_name.strip() or f"rollout-{job.pk}")[:COLLECTION_NAME_MAX]
         job.save(update_fields=["collection_name"])
         RolloutEpisode.objects.bulk_create(
             RolloutEpisode(job=job, index=i) for i in range(episodes)
@@ -95,6 +103,7 @@ def rollout_job_create(
 
 
 def _dispatch_rows(job: RolloutJob, indexes: Any) -> None:
+    # A real cycle: the task runs the runner, which finishes rows and jobs through here.
     from studio.rollouts.tasks import rollout_episode
 
     indexes = list(indexes)
@@ -124,8 +133,6 @@ def rollout_job_resume(*, job: RolloutJob) -> int:
 
 def rollout_job_cancel(*, job: RolloutJob) -> None:
     """Stop the job: no new steps; running steps are cancelled and their episodes closed."""
-    from studio.episodes.services import episode_close
-
     updated = RolloutJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
         status=JobStatus.CANCELLED, finished_at=timezone.now()
     )
@@ -138,7 +145,7 @@ def rollout_job_cancel(*, job: RolloutJob) -> None:
             episode_close(episode=row.episode)
     job.refresh_from_db()
     if updated:
-        rollout_job_finished.send(sender=RolloutJob, job=job)
+        _collect(job)
     publish_progress(job)
 
 
@@ -151,7 +158,7 @@ def row_finish(*, row: RolloutEpisode, status: str, outcome: str, error: str = "
 
 
 def job_maybe_finish(*, job: RolloutJob) -> bool:
-    """Mark the job done once every row has finished; sends ``rollout_job_finished`` once."""
+    """Mark the job done once every row has finished (and collect its episodes, once)."""
     if job.rows.exclude(status__in=FINISHED_ROWS).exists():
         return False
     changed = RolloutJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
@@ -159,9 +166,20 @@ def job_maybe_finish(*, job: RolloutJob) -> bool:
     )
     if changed:
         job.refresh_from_db()
-        rollout_job_finished.send(sender=RolloutJob, job=job)
+        _collect(job)
     return changed == 1
 
 
+def _collect(job: RolloutJob) -> None:
+    """Add the job's episodes to its collection (made on first use; none when it ran none)."""
+    episodes = list(rollout_job_episodes(job).values_list("pk", flat=True))
+    if not episodes:
+        return
+    collection = collection_get_or_create(
+        project=job.project, name=job.collection_name, user=job.created_by
+    )
+    collection_add_items(collection=collection, items=[(ItemKind.EPISODE, pk) for pk in episodes])
+
+
 def publish_progress(job: RolloutJob) -> None:
-    send_to_group(job.group_name, {"type": "rollout.progress", "job_id": job.pk})
+    send_to_group(job.group_name, {"type": PROGRESS})

@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from studio.rollouts.models import FINISHED_ROWS, JobStatus, RolloutEpisode
+from studio.rollouts.services import rollout_rows_redispatch
 
 
 def lost_rows() -> dict[int, list[int]]:
@@ -36,6 +37,4 @@ def lost_rows() -> dict[int, list[int]]:
 
 def sweep_rollouts() -> int:
     """Send the task again for every lost row; returns how many."""
-    from studio.rollouts.services import rollout_rows_redispatch
-
     return rollout_rows_redispatch(rows=lost_rows())

@@ -11,7 +11,7 @@ from studio.core.access import get_for_member
 from studio.errors import StudioError
 from studio.rollouts.forms import RolloutForm
 from studio.rollouts.models import RolloutJob
-from studio.rollouts.selectors import job_progress, rollout_jobs_for, rollout_rows
+from studio.rollouts.selectors import progress_context, rollout_jobs_for
 from studio.rollouts.services import rollout_job_cancel, rollout_job_create, rollout_job_resume
 from studio.worlds.selectors import editable_projects
 
@@ -32,16 +32,12 @@ def job_list(request: HttpRequest) -> HttpResponse:
                 endpoint=form.world_model(),
                 collection_name=form.cleaned_data["collection_name"],
             )
-        except (ValueError, StudioError) as exc:
+        except StudioError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("rollouts:detail", job_id=job.pk)
     jobs = rollout_jobs_for(request.user)[:100]
     return render(request, "rollouts/job_list.html", {"jobs": jobs, "form": form})
-
-
-def _progress_context(job: RolloutJob) -> dict[str, object]:
-    return {"job": job, "progress": job_progress(job), "rows": rollout_rows(job)}
 
 
 @require_GET
@@ -58,7 +54,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         if request.headers.get("HX-Request")
         else "rollouts/job_detail.html"
     )
-    return render(request, template, _progress_context(job))
+    return render(request, template, progress_context(job))
 
 
 @require_POST

@@ -23,11 +23,10 @@ from simulator.review.trajectory_judge import (
 )
 from studio.core.endpoints import describe_spec
 from studio.core.models import ModelEndpoint
-from studio.lib.channels import send_to_group
+from studio.lib.channels import PROGRESS, send_to_group
 from studio.lib.step_loop import run_on_step_loop
 from studio.traces import services
 from studio.traces.models import Simulation
-from studio.traces.turn_judging import REVIEW_UPDATE
 
 DIMENSION_LABELS = {
     "state_tracking": "State tracking",
@@ -87,7 +86,7 @@ def trajectory_judge_run(*, simulation_id: int, endpoint_id: int | None = None) 
     }
     simulation.save(update_fields=["trajectory_judgement"])
     send_to_group(
-        simulation.group_name, {"type": REVIEW_UPDATE, "html": trajectory_card_html(simulation)}
+        simulation.group_name, {"type": PROGRESS, "html": trajectory_card_html(simulation)}
     )
     return simulation
 

@@ -5,7 +5,7 @@
 called on its own event loop in a helper thread and results come back through a
 queue, so the database is touched only from the task's thread; each saved score is
 sent at once to the simulation's WebSocket group as the turn's rendered sidebar
-badges (``review.update`` events), which the review page swaps in by id.
+badges (``progress`` events with the HTML), which the review page swaps in by id.
 """
 
 from __future__ import annotations
@@ -30,13 +30,10 @@ from simulator.review.judge import (
 from simulator.types import EVAL_SAMPLING
 from studio.core.endpoints import describe_spec
 from studio.core.models import ModelEndpoint
-from studio.lib.channels import send_to_group
+from studio.lib.channels import PROGRESS, send_to_group
 from studio.lib.step_loop import stream_on_step_loop
 from studio.traces import selectors, services
 from studio.traces.models import SimulatedTurn, Simulation, TuringGuess
-
-#: The channel-layer event that carries review-page fragments (handled by the consumer).
-REVIEW_UPDATE = "review.update"
 
 Finished = tuple[SimulatedTurn, Any]
 
@@ -48,9 +45,7 @@ def turn_badges_html(turn: SimulatedTurn) -> str:
 
 def publish_turn_badges(turn: SimulatedTurn) -> None:
     """Show the turn's current badges on every review page open on its simulation."""
-    send_to_group(
-        turn.simulation.group_name, {"type": REVIEW_UPDATE, "html": turn_badges_html(turn)}
-    )
+    send_to_group(turn.simulation.group_name, {"type": PROGRESS, "html": turn_badges_html(turn)})
 
 
 def _save(turn: SimulatedTurn, result: Any, *, turing: bool, label: str) -> None:

@@ -16,12 +16,13 @@ from simulator.scenario import Scenario as ScenarioSpec
 from simulator.scenario import ScenarioError
 from simulator.world import World as WorldSpec
 from studio.core.models import ModelEndpoint, Project
+from studio.errors import RejectedInput
 from studio.worlds.models import Scenario, World, WorldRevision
 
 User = AbstractBaseUser | AnonymousUser
 
 
-class BundleRejected(Exception):
+class BundleRejected(RejectedInput):
     """A bundle that cannot be imported; ``problems`` lists every reason."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -143,3 +143,17 @@ def test_nul_characters_are_refused_not_crashed_on(api, scenario, world_model):
     response = post(api, f"/api/v1/envs/{env['id']}/step", {"action": "ls\u0000"})
 
     assert response.status_code == 400
+
+
+def test_a_services_refusal_is_a_json_error_with_its_status_and_code(api, project):
+    """A StudioError no view translated still answers as JSON, never a 500 page."""
+    broken = make_scenario(project, title="No actions", policy={"kind": "scripted"})
+
+    response = post(api, "/api/v1/envs", {"scenario": broken.pk})
+
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": "invalid_request",
+        "message": "a scripted agent needs a list of actions",
+    }
+    assert not Episode.objects.exists()

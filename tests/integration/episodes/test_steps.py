@@ -11,6 +11,7 @@ from simulator.errors import InvalidAction
 from studio.episodes import services
 from studio.episodes.models import Step
 from studio.episodes.tasks import run_step
+from studio.errors import RejectedInput
 from studio.lib.tasks import wait_for_inprocess_tasks
 from tests.integration.episodes import helpers
 
@@ -77,7 +78,7 @@ def test_retrying_a_step_that_is_not_the_last_changes_nothing(model_server, clie
     page = client.get(f"/episodes/{episode.pk}/").content.decode()
     assert "Retry step 2" in page and "Retry step 1" not in page
 
-    with pytest.raises(ValueError, match="only the last step"):
+    with pytest.raises(RejectedInput, match="only the last step"):
         services.step_retry(step=first)
 
     first.refresh_from_db()

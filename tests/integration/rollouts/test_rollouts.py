@@ -50,6 +50,24 @@ def test_the_step_limit_truncates(setup, world_model):
     }
 
 
+def test_a_finished_job_gathers_its_episodes_into_the_named_collection(setup, world_model):
+    from studio.exports.models import Collection
+
+    user, project, scenario = setup
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=1, max_steps=1,
+        policy={"kind": "scripted", "actions": ["make"]}, collection_name="Nightly builds",
+    )  # fmt: skip
+    wait_for(job, "done")
+
+    collection = Collection.objects.get(project=project, name="Nightly builds")
+    episodes = Episode.objects.filter(rollout_row__job=job).values_list("pk", flat=True)
+    assert list(collection.items.values_list("kind", "object_id")) == [
+        ("episode", pk) for pk in episodes
+    ]
+    assert collection.created_by == user
+
+
 def test_cancel_stops_the_job_and_its_tasks(setup, world_model, monkeypatch):
     from studio.rollouts import services
     from studio.rollouts.runner import rollout_advance
