@@ -53,6 +53,8 @@ class AwaitStep:
     step_id: int
     timeout: float
     then: Callable[[Step], HttpResponseBase]
+    #: The episode's channel-layer group, where the step's final message arrives.
+    group: str = ""
 
 
 class ApiError(StudioError):
@@ -106,7 +108,7 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
             )
             if not isinstance(result, AwaitStep):
                 return result
-            step = await step_wait(result.step_id, result.timeout)
+            step = await step_wait(result.step_id, result.timeout, group=result.group)
             return await _finish(result, step)
 
         return wrapper

@@ -122,7 +122,7 @@ def env_step_view(
             }
         )
 
-    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond)
+    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond, episode.group_name)
 
 
 @api_view("POST")
@@ -187,7 +187,7 @@ def chat_completions(
         _check_finished(step)
         return JsonResponse(_complete(model, session, step))
 
-    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond)
+    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond, session.episode.group_name)
 
 
 def _complete(model: str, session: CompletionSession, step: Step) -> dict[str, Any]:

@@ -147,7 +147,7 @@ class StepRun:
         layer = get_channel_layer()
         group = step.episode.group_name
         stream = _Stream(layer, group, step)
-        await self._publish(layer, group, step)  # now "running" on every page
+        await self._publish(layer, group, step, final=False)  # now "running" on every page
         extras = tuple(Perturbation.from_dict(p) for p in step.extra_perturbations)
         started = time.monotonic()
         try:
@@ -289,9 +289,14 @@ class StepRun:
 
             dispatch(agent_step, episode_id)
 
-    async def _publish(self, layer: Any, group: str, step: Step, seq: int = 0) -> None:
+    async def _publish(
+        self, layer: Any, group: str, step: Step, seq: int = 0, *, final: bool = True
+    ) -> None:
+        """Tell the episode's pages to re-render the step; ``final``: it has ended (what
+        an env API call waiting for the step wakes on)."""
         if layer is not None:
-            await layer.group_send(group, {"type": STEP, "step_id": step.pk, "seq": seq})
+            message = {"type": STEP, "step_id": step.pk, "seq": seq, "final": final}
+            await layer.group_send(group, message)
 
 
 async def _close(backend: Any) -> None:

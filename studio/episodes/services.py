@@ -153,7 +153,9 @@ def step_submit(
     step is pending/running (two racing submits: ``unique(episode, index)`` refuses one).
     Perturbations queued for the next step on the episode page are added and consumed.
     """
-    episode.refresh_from_db()
+    # Only what may have changed since the caller read it; the world revision it
+    # loaded stays (a full refresh would drop it and cost a query per step).
+    episode.refresh_from_db(fields=["status", "next_perturbations"])
     if episode.status != EpisodeStatus.ACTIVE:
         raise EpisodeClosed(f"episode {episode.pk} is {episode.status}")
     if not action.strip():
@@ -363,9 +365,13 @@ def agent_claim_turn(*, episode: Episode) -> bool:
 
 def publish_step(step: Step) -> None:
     """Tell every browser on the episode to re-render this step (from the database)."""
-    send_to_group(
-        step.episode.group_name, {"type": STEP, "step_id": step.pk, "seq": step.partial_seq}
-    )
+    message = {
+        "type": STEP,
+        "step_id": step.pk,
+        "seq": step.partial_seq,
+        "final": step.status in FINISHED,
+    }
+    send_to_group(step.episode.group_name, message)
 
 
 def publish_episode(episode: Episode) -> None:
@@ -381,14 +387,16 @@ FINISHED = (StepStatus.DONE, StepStatus.FAILED, StepStatus.CANCELLED)
 MAX_POLL_S = 5.0
 
 
-async def step_wait(step_id: int, timeout: float) -> Step:
+async def step_wait(step_id: int, timeout: float, *, group: str = "") -> Step:
     """The step once it is done, failed or cancelled, or as it stands after ``timeout``.
 
-    Listens on the episode's group (wakes at once on the final message) and also
-    re-reads the row with backoff, so it works whatever the channel layer does
-    (embedded, Redis, or a message dropped over capacity). A read that finds the
-    connection pool busy is simply tried again at the next poll: the step runs
-    on regardless, and failing the wait would make the client send it again.
+    Listens on the episode's ``group`` (wakes at once on the step's final message) and
+    also re-reads the row, every second and then less often, so it works whatever the
+    channel layer does (embedded, Redis, or a message dropped over capacity). Given the
+    group, it joins before its first read, so a step that ends in between is still
+    seen and no read is spent on finding the group. A read that finds the connection
+    pool busy is simply tried again at the next poll: the step runs on regardless, and
+    failing the wait would make the client send it again.
     """
 
     def read_step() -> Step:
@@ -414,16 +422,17 @@ async def step_wait(step_id: int, timeout: float) -> Step:
                     raise
                 await asyncio.sleep(1)
 
-    step = await get()
-    if step.status in FINISHED:
-        return step
+    if not group:
+        step = await get()
+        if step.status in FINISHED:
+            return step
+        group = step.episode.group_name
     layer = get_channel_layer()
     channel: str = await layer.new_channel() if layer is not None else ""
-    group = step.episode.group_name
     if layer is not None:
         await layer.group_add(group, channel)
     deadline = time.monotonic() + timeout
-    delay = 0.05
+    delay = 1.0 if layer is not None else 0.05
     try:
         while True:
             step = await get()
@@ -445,5 +454,6 @@ async def step_wait(step_id: int, timeout: float) -> Step:
 async def _next_step_message(layer: Any, channel: str, step_id: int) -> None:
     while True:
         message = await layer.receive(channel)
-        if message.get("type") == STEP and message.get("step_id") == step_id:
+        is_step = message.get("type") == STEP and message.get("step_id") == step_id
+        if is_step and message.get("final", True):  # not the "now running" message
             return
