@@ -24,11 +24,13 @@ from simulator.errors import InvalidAction, InvalidPerturbation, OutputCutOff
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.prompting import domain_for
 from studio.core.access import get_for_member, get_project_for, membership_for, projects_for
+from studio.core.endpoints import is_demo_model
 from studio.core.models import ModelEndpoint, Project
+from studio.core.preload import embedded_model_state
 from studio.episodes import services
 from studio.episodes.composer import compose_action, composer_context
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
-from studio.episodes.selectors import episodes_for_user, last_observation
+from studio.episodes.selectors import backend_spec, episodes_for_user, last_observation
 from studio.lib.render_response import on_render_origin
 from studio.worlds.models import Scenario, World
 
@@ -107,6 +109,8 @@ def _page_context(request: HttpRequest, episode: Episode) -> dict[str, Any]:
         ),
         "has_initial": bool(episode.world_revision.spec.get("initial_observation")),
         "forks": episode.forks.all(),
+        # The composer says whether the embedded model is still loading (never on a real model).
+        "model_state": embedded_model_state() if is_demo_model(backend_spec(episode)) else None,
     }
 
 
