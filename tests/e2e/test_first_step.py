@@ -13,7 +13,6 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.integration.stack import Stack, embedded_studio
 
-
 SCENARIO = "Cookie banner on arrival"
 #: Generous caps so a shared 2-core box never fails the test; they bound a hang, not a speed.
 MODEL_LOAD_MS = 300_000
