@@ -36,6 +36,7 @@ from simulator import engine  # noqa: E402
 from simulator.backends import create_backend  # noqa: E402
 from simulator.backends.local import LoadedModel, LocalBackend  # noqa: E402
 from simulator.episode import EpisodeState, StepResult  # noqa: E402
+from simulator.errors import SimulatorError  # noqa: E402
 from simulator.scenario import Scenario  # noqa: E402
 from simulator.verifiers import verify_format  # noqa: E402
 from simulator.world import World  # noqa: E402
@@ -122,7 +123,14 @@ async def run(quick: bool, baseline: bool) -> None:
     worst_repeat = 0.0
     rows = cases(quick)
     for case in rows:
-        result = await engine.step(case.state, case.action, backend)
+        started_step = time.perf_counter()
+        try:
+            result = await engine.step(case.state, case.action, backend)
+        except SimulatorError as error:  # no observation at all: a failed first step
+            seconds = time.perf_counter() - started_step
+            fast += seconds <= GOAL_S
+            print(f"{case.name[:48]:<48} {seconds:>7.1f} {type(error).__name__}: {error}")
+            continue
         seconds = result.timings.done_s
         format_ok = all(
             v.passed for v in verify_format(case.state.world.domain, result.observation)

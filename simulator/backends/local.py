@@ -61,11 +61,14 @@ class SmallModelTuning:
     (the opening tag; it is streamed as the answer's first text, so the parser
     sees a normally tagged answer). ``prompt_lookup_tokens`` drafts that many
     tokens from the prompt per forward pass (prompt-lookup decoding): copying the
-    previous observation is most of the work, and drafts make it several times
-    faster; greedy decoding keeps the same output, sampling the same distribution.
+    previous observation is most of the work, and drafts make it faster; greedy
+    decoding keeps the same output, sampling the same distribution. For its first
+    ``min_new_tokens`` tokens the answer may neither end nor start its closing tag,
+    so the observation is never empty.
     """
 
-    max_new_tokens: int = 384
+    max_new_tokens: int = 256
+    min_new_tokens: int = 3
     repetition_penalty: float = 1.1
     stop: tuple[str, ...] = (OBS_CLOSE,)
     prefill: str = OBS_OPEN
@@ -365,25 +368,16 @@ class LocalBackend:
     ) -> None:
         """Worker thread: tokenise, wait for the model, generate; every outcome goes to ``emit``."""
         import torch
-        from transformers import (
-            LogitsProcessorList,
-            RepetitionPenaltyLogitsProcessor,
-            StoppingCriteriaList,
-        )
+        from transformers import StoppingCriteriaList
 
         from simulator.backends._local_streaming import EventStoppingCriteria, QueueStreamer
 
         try:
             inputs = self._inputs(loaded.tokenizer, request).to(self.device)
             kwargs = generation_kwargs(request.sampling, loaded.tokenizer, self.tuning)
-            if self.tuning is not None and self.tuning.repetition_penalty != 1.0:
-                kwargs["logits_processor"] = LogitsProcessorList(
-                    [
-                        RepetitionPenaltyLogitsProcessor(
-                            self.tuning.repetition_penalty,
-                            prompt_ignore_length=int(inputs["input_ids"].shape[1]),
-                        )
-                    ]
+            if self.tuning is not None:
+                kwargs["logits_processor"] = _tuned_processors(
+                    self.tuning, loaded.tokenizer, int(inputs["input_ids"].shape[1])
                 )
             streamer = QueueStreamer(loaded.tokenizer, emit, self._count)
             while not loaded.lock.acquire(timeout=_LOCK_POLL_S):
@@ -458,6 +452,30 @@ class LocalBackend:
 
     async def aclose(self) -> None:
         """Nothing to release: the model stays loaded for the process's other backends."""
+
+
+def _tuned_processors(tuning: SmallModelTuning, tokenizer: Any, prompt_length: int) -> Any:
+    """The tuning's logits processors: no early end, and its repetition penalty, which
+    leaves the prompt's tokens alone (copying the previous observation is the point)."""
+    from transformers import LogitsProcessorList, RepetitionPenaltyLogitsProcessor
+
+    from simulator.backends._local_streaming import NoEarlyEnd
+
+    first_tokens = [
+        tokenizer.encode(prefix + stop, add_special_tokens=False)[0]
+        for stop in tuning.stop
+        for prefix in ("", " ")
+    ]
+    if tokenizer.eos_token_id is not None:
+        first_tokens.append(tokenizer.eos_token_id)
+    processors: list[Any] = [NoEarlyEnd(first_tokens, prompt_length, tuning.min_new_tokens)]
+    if tuning.repetition_penalty != 1.0:
+        processors.append(
+            RepetitionPenaltyLogitsProcessor(
+                tuning.repetition_penalty, prompt_ignore_length=prompt_length
+            )
+        )
+    return LogitsProcessorList(processors)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,9 @@ def test_the_embedded_model_alone_gets_the_edit_layout(settings):
     assert prompt_layout(None) == "plain"
 
 
-def test_the_model_state_fragment_is_served_alone_and_polls_only_while_loading(admin_client: Client):
+def test_the_model_state_fragment_is_served_alone_and_polls_only_while_loading(
+    admin_client: Client,
+):
     fragment = admin_client.get("/status/model/").content.decode()
     assert 'data-phase="idle"' in fragment and "hx-trigger" not in fragment
 

@@ -210,3 +210,15 @@ def wait_for(condition, deadline_s: float = 10.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def test_the_tuned_answer_cannot_end_before_it_has_begun():
+    import torch
+
+    from simulator.backends._local_streaming import NoEarlyEnd
+
+    processor = NoEarlyEnd([2, 5], prompt_length=4, steps=2)
+    early = processor(torch.zeros(1, 5, dtype=torch.long), torch.zeros(1, 8))
+    late = processor(torch.zeros(1, 6, dtype=torch.long), torch.zeros(1, 8))
+    assert early[0, 2] == early[0, 5] == -float("inf") and early[0, 3] == 0
+    assert bool(torch.all(late == 0))
