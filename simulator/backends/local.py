@@ -60,9 +60,10 @@ class SmallModelTuning:
     it is meant to copy), a stop at ``stop``, and the answer begun with ``prefill``
     (the opening tag; it is streamed as the answer's first text, so the parser
     sees a normally tagged answer). ``prompt_lookup_tokens`` drafts that many
-    tokens from the prompt per forward pass (prompt-lookup decoding): copying the
-    previous observation is most of the work, and drafts make it faster; greedy
-    decoding keeps the same output, sampling the same distribution. For its first
+    tokens from the prompt per forward pass (prompt-lookup decoding), which keeps
+    the output and pays off on long verbatim copies; off by default, since on a
+    2-core CPU verifying rejected drafts cost more than the copies saved
+    (benchmarks/first_step.py, docs/performance.md). For its first
     ``min_new_tokens`` tokens the answer may neither end nor start its closing tag,
     so the observation is never empty.
     """
@@ -72,7 +73,7 @@ class SmallModelTuning:
     repetition_penalty: float = 1.1
     stop: tuple[str, ...] = (OBS_CLOSE,)
     prefill: str = OBS_OPEN
-    prompt_lookup_tokens: int = 10
+    prompt_lookup_tokens: int = 0
 
 
 #: The embedded SmolLM2's tuning (see :class:`SmallModelTuning`).

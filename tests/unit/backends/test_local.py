@@ -139,7 +139,12 @@ def test_the_embedded_tuning_caps_stops_and_drafts():
     kwargs = local_module.generation_kwargs(Sampling(max_tokens=2048), tokenizer, tuning)
     assert kwargs["max_new_tokens"] == tuning.max_new_tokens < 1000
     assert kwargs["stop_strings"] == [OBS_CLOSE] and kwargs["tokenizer"] is tokenizer
-    assert kwargs["prompt_lookup_num_tokens"] == tuning.prompt_lookup_tokens
+    assert "prompt_lookup_num_tokens" not in kwargs
+    drafting = local_module.SmallModelTuning(prompt_lookup_tokens=4)
+    assert (
+        local_module.generation_kwargs(Sampling(), tokenizer, drafting)["prompt_lookup_num_tokens"]
+        == 4
+    )
     assert tuning.prefill == OBS_OPEN and tuning.repetition_penalty > 1
 
 
