@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -223,7 +223,11 @@ def test_the_tuned_answer_cannot_end_before_it_has_begun():
     from simulator.backends._local_streaming import NoEarlyEnd
 
     processor = NoEarlyEnd([2, 5], prompt_length=4, steps=2)
-    early = processor(torch.zeros(1, 5, dtype=torch.long), torch.zeros(1, 8))
-    late = processor(torch.zeros(1, 6, dtype=torch.long), torch.zeros(1, 8))
+    scores = cast(torch.FloatTensor, torch.zeros(1, 8))
+    early = processor(cast(torch.LongTensor, torch.zeros(1, 5, dtype=torch.long)), scores)
+    late = processor(
+        cast(torch.LongTensor, torch.zeros(1, 6, dtype=torch.long)),
+        cast(torch.FloatTensor, torch.zeros(1, 8)),
+    )
     assert early[0, 2] == early[0, 5] == -float("inf") and early[0, 3] == 0
     assert bool(torch.all(late == 0))
