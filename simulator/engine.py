@@ -6,9 +6,10 @@ model's answer (routing reasoning and observation deltas to ``on_delta``),
 parses it, applies enforced perturbations, runs the domain's verifiers and
 returns a :class:`~simulator.episode.StepResult`. It holds no state between calls.
 
-The request is written in ``state.layout`` (``plain`` or ``agentworld``, see
-:mod:`simulator.prompting`), with ``state.system_template`` as the system prompt
-when given in the agentworld layout; either way each request extends the last.
+The request is written in ``state.layout`` (``plain``, ``agentworld`` or, for the
+embedded demo model, ``edit``; see :mod:`simulator.prompting`), with
+``state.system_template`` as the system prompt when given in the agentworld
+layout; in the first two each request extends the last.
 
 Cancelling the task that awaits :func:`step` closes the backend stream at once
 (generation stops) and the ``CancelledError`` propagates. Backend errors

@@ -19,6 +19,15 @@ it* (after enforced perturbations), then the current action. Two layouts
     instruction ends the current turn only. The system prompt is the domain's
     without the initial state (the first turn has it), or an official template
     filled by :func:`fill_system_template`.
+``edit``
+    For the embedded 135M demo model only, and the one layout whose requests do
+    not extend each other: a model that small cannot follow a long conversation,
+    but it can copy. The system prompt is the domain's without the initial state
+    and without its "think first" answer instructions; one user message holds the
+    agent's task, the earlier actions, the previous observation (the initial
+    state on the first step) as the starting point, the action and an
+    instruction to rewrite that observation as the action leaves it. The
+    backend starts the answer with the opening observation tag.
 
 Control instructions from prompted perturbations are appended to the current
 user message only, in a delimited block (before the answer instruction), and are
@@ -156,6 +165,8 @@ def build_messages(
     ``system_template`` (agentworld layout only) is an official system prompt
     for :func:`fill_system_template`.
     """
+    if layout == "edit":
+        return _edit_request(world, history, action, instructions, task or "")
     messages: list[Message] = [system_message(world, task, layout=layout, template=system_template)]
     if layout == "agentworld":
         return messages + _agentworld_turns(world, history, action, instructions, task or "")
@@ -184,6 +195,40 @@ def _agentworld_turns(
     current = with_instructions(turn_text(len(history) + 1, action), instructions)
     messages.append({"role": "user", "content": current + INSTRUCTION})
     return messages
+
+
+EDIT_HEADING_PREVIOUS = "# Current observation"
+EDIT_NOTHING_YET = "(nothing yet: this is the first action)"
+_ANSWER_SECTION = "\n\n# How to answer"
+
+
+def _edit_request(
+    world: World, history: Sequence[Turn], action: str, instructions: Sequence[str], task: str
+) -> list[Message]:
+    """The ``edit`` layout (see the module docstring): two messages, rebuilt at every step."""
+    from simulator.domains._prompt import without_initial_state  # lazily, as domain_for
+
+    domain = domain_for(world)
+    system = without_initial_state(domain.system_prompt(world), world).split(_ANSWER_SECTION)[0]
+    previous = history[-1].observation if history else world.initial_observation
+    parts = [f"{TASK_HEADING}\n\n{task}"] if task else []
+    if history:
+        actions = "\n".join(f"{index}. {turn.action}" for index, turn in enumerate(history, 1))
+        parts.append(f"# Earlier actions\n\n{actions}")
+    parts.append(f"{EDIT_HEADING_PREVIOUS}\n\n{previous.strip() or EDIT_NOTHING_YET}")
+    parts.append(f"# Action\n\n{with_instructions(action, instructions)}")
+    if previous.strip():
+        how = (
+            "Write the observation as it is after this action: copy the current observation "
+            "and change only what the action changes (for a page, the whole changed page)."
+        )
+    else:
+        how = "Write the observation this action produces, in the observation format."
+    parts.append(f"{how} Put it inside <predicted_observation></predicted_observation> tags.")
+    return [
+        {"role": "system", "content": system.rstrip() + "\n"},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
 
 
 def render_transcript(messages: Sequence[Message]) -> str:

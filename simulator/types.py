@@ -9,8 +9,10 @@ Role = Literal["system", "user", "assistant"]
 
 #: How a request lays out an episode (see :mod:`simulator.prompting`): ``agentworld``
 #: is AgentWorldBench's turn text, the layout Qwen-AgentWorld was trained and
-#: measured in; ``plain`` sends bare actions and observations, for other models.
-PromptLayout = Literal["agentworld", "plain"]
+#: measured in; ``plain`` sends bare actions and observations, for other models;
+#: ``edit`` hands a small demo model the previous observation to edit (the embedded
+#: model's layout, never offered for an endpoint, so not in :data:`PROMPT_LAYOUTS`).
+PromptLayout = Literal["agentworld", "plain", "edit"]
 PROMPT_LAYOUTS: tuple[PromptLayout, ...] = ("agentworld", "plain")
 
 

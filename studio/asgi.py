@@ -20,12 +20,15 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from studio.core.preload import start_model_preload  # noqa: E402
 from studio.lib.sweep import start_sweeper  # noqa: E402
 from studio.routing import websocket_urlpatterns  # noqa: E402
 
 if settings.TASK_RUNNER == "inprocess":
     # Embedded mode: the tasks of a studio stopped mid-step are gone with it.
     start_sweeper()
+    if settings.PRELOAD_MODEL:
+        start_model_preload()
 
 application = ProtocolTypeRouter(
     {

@@ -197,6 +197,9 @@ MODEL_NAME = env(
 )
 MODEL_API_KEY = env("STUDIO_MODEL_API_KEY")
 MODEL_CACHE_DIR = Path(env("STUDIO_MODEL_CACHE_DIR", str(VAR_DIR / "models")))
+# Load the embedded model in the background when an embedded studio starts, so the first
+# step does not wait for it (studio/core/preload.py). Off in the test process.
+PRELOAD_MODEL = envbool("STUDIO_PRELOAD_MODEL", True)
 # A Qwen-AgentWorld checkout's prompts/ folder: agentworld-layout episodes then use
 # its <domain>/system_prompt.txt instead of the studio's own system prompts.
 AGENTWORLD_PROMPTS = env("STUDIO_AGENTWORLD_PROMPTS")

@@ -22,4 +22,6 @@ os.environ["STUDIO_MODEL_CACHE_DIR"] = str(ROOT / "var" / "models")
 os.environ["HF_HUB_OFFLINE"] = "1"
 # No background sweeper in the test process: tests call the sweep themselves.
 os.environ["STUDIO_SWEEP_EVERY_S"] = "0"
+# Nor a background model load: a test that wants one starts it (studio/core/preload.py).
+os.environ["STUDIO_PRELOAD_MODEL"] = "0"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from transformers import StoppingCriteria, TextStreamer
+from transformers import LogitsProcessor, StoppingCriteria, TextStreamer
 
 
 class QueueStreamer(TextStreamer):
@@ -52,3 +52,22 @@ class EventStoppingCriteria(StoppingCriteria):
     ) -> torch.BoolTensor:
         stopped = torch.full((input_ids.shape[0],), self._event.is_set(), dtype=torch.bool)
         return stopped  # type: ignore[return-value]
+
+
+class NoEarlyEnd(LogitsProcessor):
+    """Bans ``token_ids`` for the first ``steps`` generated tokens.
+
+    Given an opened observation tag, a small model sometimes closes it (or ends its
+    answer) at once; an empty observation fails the step. Banning the closing tag's
+    first token and end-of-text for a few tokens makes it write something first.
+    """
+
+    def __init__(self, token_ids: list[int], prompt_length: int, steps: int) -> None:
+        self._token_ids = sorted(set(token_ids))
+        self._prompt_length = prompt_length
+        self._steps = steps
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if input_ids.shape[1] - self._prompt_length < self._steps:
+            scores[:, self._token_ids] = -float("inf")
+        return scores

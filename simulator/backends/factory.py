@@ -30,7 +30,8 @@ def create_backend(spec: Mapping[str, Any]) -> Backend:
 
     Kinds and their keys: ``openai`` (``base_url``, ``model``, ``api_key``, ``timeout``,
     ``connect_timeout``, ``max_retries``, ``backoff``, ``sglang_extras``); ``local``
-    (``model_path``, default the embedded SmolLM2; ``cache_dir``, ``device``, ``dtype``);
+    (``model_path``, default the embedded SmolLM2, which gets the small-model tuning;
+    ``cache_dir``, ``device``, ``dtype``);
     ``replay`` (``observations`` or a JSONL ``path`` with ``episode_id``; ``reasoning``,
     ``chunk_size``); ``scripted`` (``outputs``, ``reasoning``, ``tokens_per_s``,
     ``latency_s``, ``chunk_size``). Unknown kinds or keys raise ValueError, so a typo in
@@ -56,11 +57,13 @@ def _openai(settings: dict[str, Any]) -> Backend:
 
 
 def _local(settings: dict[str, Any]) -> Backend:
-    from simulator.backends.local import LocalBackend, embedded_model_path
+    from simulator.backends.local import EMBEDDED_TUNING, LocalBackend, embedded_model_path
 
-    model_path = settings.pop("model_path", None) or embedded_model_path()
     if settings.get("cache_dir") is not None:
         settings["cache_dir"] = Path(settings["cache_dir"])
+    model_path = settings.pop("model_path", None)
+    if not model_path:
+        return LocalBackend(embedded_model_path(), tuning=EMBEDDED_TUNING, **settings)
     return LocalBackend(model_path, **settings)
 
 

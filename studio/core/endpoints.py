@@ -5,7 +5,8 @@ An endpoint's prompt layout (:data:`simulator.types.PromptLayout`) is studio
 configuration, not a backend setting: it lives in ``ModelEndpoint.config`` under
 :data:`PROMPT_LAYOUT_KEY`, is never passed to ``create_backend`` (which refuses
 keys it does not know), and defaults by model name, because only
-Qwen-AgentWorld was trained on the ``agentworld`` layout.
+Qwen-AgentWorld was trained on the ``agentworld`` layout. The embedded demo
+model always gets the ``edit`` layout, written for a model of its size.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def describe_spec(spec: dict[str, Any]) -> str:
     return str(spec["kind"])
 
 
+def is_demo_model(spec: dict[str, Any]) -> bool:
+    """Whether ``spec`` is the embedded SmolLM2: a demo model, far from a real world model."""
+    return spec["kind"] == "local" and not spec.get("model_path")
+
+
 def default_backend() -> Backend:
     return create_backend(default_endpoint_spec())
 
@@ -86,8 +92,11 @@ def layout_for_model(model: str) -> PromptLayout:
 
 def prompt_layout(endpoint: ModelEndpoint | None) -> PromptLayout:
     """The layout of requests to ``endpoint`` (None: the deployment's default endpoint)."""
+    spec = default_endpoint_spec() if endpoint is None else endpoint.to_spec()
+    if is_demo_model(spec):
+        return "edit"
     if endpoint is None:
-        return layout_for_model(str(default_endpoint_spec().get("model", "")))
+        return layout_for_model(str(spec.get("model", "")))
     chosen = endpoint.config.get(PROMPT_LAYOUT_KEY)
     for layout in PROMPT_LAYOUTS:
         if chosen == layout:

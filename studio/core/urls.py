@@ -9,6 +9,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("status/", views.status, name="status"),
     path("healthz", views.healthz, name="healthz"),
+    path("status/model/", views.model_state, name="model-state"),
+    path("docs/<slug:name>.md", views.doc, name="doc"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Projects and their members.

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -10,6 +11,7 @@ from django.views.decorators.http import require_GET
 from studio.core.access import projects_for
 from studio.core.health import run_checks
 from studio.core.models import SANDBOX_SLUG
+from studio.core.preload import embedded_model_state
 from studio.episodes.selectors import episodes_for_user
 
 CHECK_LABELS = {
@@ -51,6 +53,26 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def status(request: HttpRequest) -> HttpResponse:
     report = run_checks()
     checks = [(label, report[key]) for key, label in CHECK_LABELS.items()]
-    return render(
-        request, "core/status.html", {"health": {"mode": report["mode"], "checks": checks}}
-    )
+    context = {
+        "health": {"mode": report["mode"], "checks": checks},
+        "model_state": embedded_model_state(),
+    }
+    return render(request, "core/status.html", context)
+
+
+@require_GET
+@login_required
+@never_cache
+def model_state(request: HttpRequest) -> HttpResponse:
+    """The embedded model's load state, polled by the composer and the status page while it loads."""
+    return render(request, "core/_model-state.html", {"model_state": embedded_model_state()})
+
+
+@require_GET
+@login_required
+def doc(request: HttpRequest, name: str) -> HttpResponse:
+    """A page of docs/ as text, so links in the UI (the demo model's note) work offline."""
+    path = settings.BASE_DIR / "docs" / f"{name}.md"
+    if not path.is_file():
+        raise Http404(f"no docs/{name}.md")
+    return render(request, "core/doc.html", {"name": name, "text": path.read_text()})

@@ -27,11 +27,12 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from simulator import engine
+from simulator.backends.local import EMBEDDED_TUNING, max_new_tokens
 from simulator.episode import Delta, EpisodeState, StepResult
 from simulator.errors import BackendError, MalformedOutput
 from simulator.perturbations import Perturbation
 from simulator.scenario import SuccessCriterion, evaluate_success
-from studio.core.endpoints import in_flight_limit
+from studio.core.endpoints import in_flight_limit, is_demo_model
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
 from studio.episodes.rewards import scenario_rules
 from studio.episodes.selectors import backend_spec, episode_state
@@ -140,9 +141,16 @@ class StepRun:
 
     async def _run(self) -> None:
         step, state, spec, criteria, limit = await self.db(self._load)
+        sampling = state.sampling or state.world.sampling
+        demo = is_demo_model(spec)
         self.request_telemetry = {
             "prompt_layout": state.layout,
-            "max_tokens": (state.sampling or state.world.sampling).max_tokens,
+            # The embedded model's own cap, when it is lower, is what a cut-off ran into.
+            "max_tokens": max_new_tokens(sampling, EMBEDDED_TUNING)
+            if demo
+            else sampling.max_tokens,
+            # The step's page puts a "demo model" note next to what the embedded model wrote.
+            "demo_model": demo,
         }
         layer = get_channel_layer()
         group = step.episode.group_name

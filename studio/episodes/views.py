@@ -23,12 +23,14 @@ from simulator.domains import domain_names, is_gui
 from simulator.perturbations import PERTURBATION_KINDS
 from simulator.prompting import domain_for
 from studio.core.access import get_for_member, get_project_for, membership_for, projects_for
+from studio.core.endpoints import is_demo_model
 from studio.core.models import ModelEndpoint, Project
+from studio.core.preload import embedded_model_state
 from studio.episodes import services
 from studio.episodes.composer import compose_action
 from studio.episodes.fragments import controls_context, step_context, steps_context
 from studio.episodes.models import Episode, EpisodeStatus, Step
-from studio.episodes.selectors import episodes_for_user
+from studio.episodes.selectors import backend_spec, episodes_for_user
 from studio.errors import RejectedInput, StudioError, simulator_input
 from studio.lib.render_response import on_render_origin
 from studio.worlds.forms import perturbation_from_post
@@ -63,6 +65,8 @@ def _page_context(request: HttpRequest, episode: Episode) -> dict[str, Any]:
         ),
         "has_initial": bool(episode.world_revision.spec.get("initial_observation")),
         "forks": episode.forks.all(),
+        # The composer says whether the embedded model is still loading (never on a real model).
+        "model_state": embedded_model_state() if is_demo_model(backend_spec(episode)) else None,
     }
 
 
