@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 
 from django.conf import settings
@@ -29,7 +29,7 @@ from studio.api.tokens import bearer_token
 from studio.episodes.models import Step
 from studio.episodes.services import step_wait
 from studio.errors import StudioError
-from studio.lib.db import db_call
+from studio.lib.db import Priority, db_call
 
 MAX_ID = 2**63 - 1
 #: Seconds a client is told to wait when the database pool is exhausted.
@@ -104,7 +104,7 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
         @wraps(view)
         async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
             result: HttpResponseBase | AwaitStep = await db_call(
-                _or_unavailable(_as_json_errors(start)), request, **kwargs
+                _or_unavailable(_as_json_errors(partial(start, **kwargs))), request
             )
             if not isinstance(result, AwaitStep):
                 return result
@@ -124,11 +124,15 @@ async def _finish(result: AwaitStep, step: Step) -> HttpResponseBase:
     """
     for _ in range(FINISH_ATTEMPTS - 1):
         try:
-            response: HttpResponseBase = await db_call(_as_json_errors(result.then), step)
+            response: HttpResponseBase = await db_call(
+                _as_json_errors(result.then), step, priority=Priority.FINISH
+            )
             return response
         except OperationalError:
             await asyncio.sleep(OVERLOAD_RETRY_AFTER_S)
-    last: HttpResponseBase = await db_call(_or_unavailable(_as_json_errors(result.then)), step)
+    last: HttpResponseBase = await db_call(
+        _or_unavailable(_as_json_errors(result.then)), step, priority=Priority.FINISH
+    )
     return last
 
 

@@ -34,7 +34,7 @@ from studio.episodes.models import (
 )
 from studio.errors import Busy, Closed, RejectedInput
 from studio.lib.channels import PROGRESS, STEP, send_to_group
-from studio.lib.db import db_call
+from studio.lib.db import Priority, db_call
 from studio.lib.tasks import dispatch
 from studio.worlds.models import Scenario, WorldRevision
 
@@ -403,7 +403,7 @@ async def step_wait(step_id: int, timeout: float, *, group: str = "") -> Step:
         return Step.objects.select_related("episode").get(pk=step_id)
 
     async def read() -> Step:
-        return await db_call(read_step)
+        return await db_call(read_step, priority=Priority.WAIT)
 
     last: Step | None = None
 

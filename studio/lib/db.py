@@ -9,6 +9,9 @@ pool empty. Every place that waits calls :func:`release_connection` first.
 from __future__ import annotations
 
 import asyncio
+import enum
+import heapq
+import itertools
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -32,32 +35,76 @@ def release_connection() -> None:
         connection.close()
 
 
-_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-    weakref.WeakKeyDictionary()
-)
+class Priority(enum.IntEnum):
+    """Which database calls go first when they queue: finishing work before new work.
+
+    Under overload, a step that has already run is answered before anything else, and
+    a new request is let in only when nothing older waits, so the studio keeps
+    completing steps at its full rate instead of starting more than it can finish.
+    """
+
+    FINISH = 0  # answering for a step that has run
+    WAIT = 1  # reading a step that is being waited for
+    START = 2  # a new request
 
 
-async def db_call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``function(*args, **kwargs)`` in a thread, once one of this loop's database slots
-    is free (``DB_CONCURRENCY``, below the pool's size).
+class _Gate:
+    """A semaphore whose waiters are served by :class:`Priority`, then in arrival order."""
+
+    def __init__(self, slots: int) -> None:
+        self.free = max(1, slots)
+        self.waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self.arrivals = itertools.count()
+
+    async def acquire(self, priority: Priority) -> None:
+        if self.free > 0 and not self.waiting:
+            self.free -= 1
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self.waiting, (priority, next(self.arrivals), turn))
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release()  # handed the slot just as it was cancelled: pass it on
+            raise
+
+    def release(self) -> None:
+        while self.waiting:
+            _, _, turn = heapq.heappop(self.waiting)
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.free += 1
+
+
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Gate] = weakref.WeakKeyDictionary()
+
+
+async def db_call(function: Callable[..., T], *args: Any, priority: Priority = Priority.START) -> T:
+    """``function(*args)`` in a thread, once one of this loop's database slots is free
+    (``DB_CONCURRENCY``, below the pool's size); queued calls go by ``priority``.
 
     Why: thousands of requests in flight on one event loop would otherwise each take
     a thread and ask the pool for a connection at once; past the pool's timeout they
-    fail. Queued here, they wait as coroutines, in order, and the pool never runs dry:
-    each call gives its connection back before it leaves its slot, so no more
-    connections are out than slots.
+    fail. Queued here, they wait as coroutines and the pool never runs dry: each call
+    gives its connection back before it leaves its slot, so no more connections are
+    out than slots.
     """
     loop = asyncio.get_running_loop()
     gate = _gates.get(loop)
     if gate is None:
-        gate = _gates[loop] = asyncio.Semaphore(settings.DB_CONCURRENCY)
+        gate = _gates[loop] = _Gate(settings.DB_CONCURRENCY)
 
     def call() -> T:
         try:
-            return function(*args, **kwargs)
+            return function(*args)
         finally:
             release_connection()
 
-    async with gate:
+    await gate.acquire(priority)
+    try:
         result: T = await sync_to_async(call)()
         return result
+    finally:
+        gate.release()
