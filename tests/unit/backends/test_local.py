@@ -148,6 +148,18 @@ def test_the_embedded_tuning_caps_stops_and_drafts():
     assert tuning.prefill == OBS_OPEN and tuning.repetition_penalty > 1
 
 
+def test_the_embedded_tuning_decodes_greedily_whatever_the_world_samples_at():
+    tokenizer = SimpleNamespace(pad_token_id=0, eos_token_id=2)
+    world = Sampling(temperature=0.6, top_p=0.95)
+    tuned = local_module.generation_kwargs(world, tokenizer, local_module.EMBEDDED_TUNING)
+    assert tuned["do_sample"] is False and tuned["temperature"] is None
+    warm = local_module.SmallModelTuning(temperature=0.3)
+    sampled = local_module.generation_kwargs(world, tokenizer, warm)
+    assert sampled["do_sample"] is True and sampled["temperature"] == 0.3
+    # Without a tuning (a model the user chose), the world's sampling stands.
+    assert local_module.generation_kwargs(world, tokenizer)["temperature"] == 0.6
+
+
 def test_only_the_embedded_model_gets_the_small_model_tuning(tmp_path):
     embedded = create_backend({"kind": "local", "cache_dir": str(tmp_path)})
     own = create_backend({"kind": "local", "model_path": str(tmp_path / "m.gguf")})
