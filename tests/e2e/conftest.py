@@ -70,12 +70,12 @@ def signed_in_page(page: Page) -> Page:
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 
-def docs_screenshot(page: Page, name: str) -> None:
+def docs_screenshot(page: Page, name: str, *, full_page: bool = True) -> None:
     """Take a screenshot for docs/img/; it replaces the committed one only when
     WORLD_STUDIO_DOCS_SCREENSHOTS=1, so a test run leaves the tree clean."""
     refresh = os.environ.get("WORLD_STUDIO_DOCS_SCREENSHOTS")
     target = DOCS_IMG if refresh else Path(tempfile.gettempdir())
-    page.screenshot(path=str(target / name), full_page=True)
+    page.screenshot(path=str(target / name), full_page=full_page)
 
 
 def htmx_settled(page: Page) -> None:

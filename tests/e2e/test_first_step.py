@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.conftest import docs_screenshot
 from tests.integration.stack import Stack, embedded_studio
 
 SCENARIO = "Cookie banner on arrival"
@@ -69,6 +70,11 @@ def test_a_newcomer_starts_the_web_scenario_and_its_first_step_finishes(
     expect(done).to_be_visible(timeout=STEP_MS)
     expect(done.locator("iframe.observation")).to_have_attribute("sandbox", "")
     expect(done.locator(".demo-model-note a")).to_have_attribute("href", "/docs/sglang.md")
+    # The observation renders in its sandboxed frame (here with the scenario's cookie banner).
+    expect(done.frame_locator("iframe.observation").locator("body")).not_to_be_empty()
+    # A viewport shot: Chromium's full-page capture drops fixed content inside frames.
+    page.set_viewport_size({"width": 1280, "height": 1560})
+    docs_screenshot(page, "first-step-embedded.png", full_page=False)
     page.goto("/docs/sglang.md")
     expect(page.locator("pre.doc")).to_contain_text("SGLang")
     context.close()

@@ -9,6 +9,7 @@ from playwright.sync_api import Page, expect
 
 from simulator.serve import ServerOptions
 from simulator.serve.threaded import start_server_in_thread
+from tests.e2e.conftest import USERNAME, docs_screenshot
 from tests.integration.stack import Stack
 
 pytestmark = pytest.mark.e2e
@@ -27,12 +28,15 @@ TRAJECTORY_ANSWER = (
 def _simulation(studio: Stack, turn_judge: str, trajectory_judge: str) -> int:
     output = studio.shell(
         "from pathlib import Path; "
-        "from studio.core.models import ModelEndpoint, Project; "
+        "from django.contrib.auth.models import User; "
+        "from studio.core.models import Membership, ModelEndpoint, Project; "
         "from studio.traces import services; "
         "from studio.traces.models import Simulation; "
-        "p = Project.objects.get(slug='e2e'); "
+        # A project of its own: the review test imports the same file into 'e2e'.
+        "p = Project.objects.create(name='Live review', slug='e2e-live'); "
+        f"Membership.objects.create(project=p, user=User.objects.get(username={USERNAME!r}), role='owner'); "
         "job = services.import_file(project=p, path=Path('tests/fixtures/agentworldbench/synthetic_terminal.jsonl')); "
-        "trace = job.traces.first() or p.traces.get(task='terminal'); "
+        "trace = job.traces.get(); "
         "world = ModelEndpoint.objects.create(project=p, name='Live replay', kind='replay', "
         f"config={{'observations': {json.dumps(['a', 'b', 'c'])}}}); "
         f"ModelEndpoint.objects.create(project=p, name='Turn judge', kind='openai', base_url={turn_judge!r}, model='j'); "
@@ -72,3 +76,4 @@ def test_an_open_review_page_updates_live(signed_in_page: Page, studio: Stack):
         actor.click("#judge-trajectory")
         expect(watcher.locator("#trajectory-total")).to_have_text("56.3")
         expect(watcher.locator("#trajectory-issues a")).to_have_attribute("href", "?turn=3")
+        docs_screenshot(watcher, "review-live.png")

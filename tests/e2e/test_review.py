@@ -70,6 +70,7 @@ def test_it_imports_simulates_and_reviews_a_trace_with_the_keyboard(
 
     saved = studio.shell(
         "from studio.traces.models import Annotation; "
-        "print(sorted((a.simulated_turn.index, a.format, a.factuality, a.verdict) for a in Annotation.objects.all()))"
+        "mine = Annotation.objects.filter(simulated_turn__simulation__project__slug='e2e'); "
+        "print(sorted((a.simulated_turn.index, a.format, a.factuality, a.verdict) for a in mine))"
     )
     assert saved.strip().splitlines()[-1] == "[(1, 4, 3, 'accept'), (2, None, None, 'reject')]"
