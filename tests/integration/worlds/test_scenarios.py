@@ -217,8 +217,9 @@ def test_the_basics_pin_another_revision_of_the_same_world(people, scenario, cli
 def test_the_prompt_preview_is_in_the_scenario_endpoints_layout(people, scenario, client):
     client.force_login(people.users["viewer"])
     url = f"/worlds/scenarios/{scenario.pk}/prompt"
-    plain = client.get(url, **HTMX).content.decode()
-    assert "plain layout" in plain and "### Turn 1" not in plain
+    # No endpoint: the deployment's default, here the embedded model, in its edit layout.
+    embedded = client.get(url, **HTMX).content.decode()
+    assert "edit layout" in embedded and "### Turn 1" not in embedded
 
     scenario.endpoint = ModelEndpoint.objects.create(
         project=people.project,
