@@ -98,6 +98,9 @@ DB_POOL_SIZE = envint("STUDIO_DB_POOL_SIZE", 10)
 # Database calls one event loop runs at once (API requests, step waits): the rest
 # queue as coroutines instead of waiting on the pool (studio/lib/db.py).
 DB_CONCURRENCY = envint("STUDIO_DB_CONCURRENCY", 4 if EMBEDDED else max(1, DB_POOL_SIZE - 2))
+# Those calls run in Django's thread of the request instead of the loop's own threads:
+# only for the test suite, whose per-test transaction lives in that thread.
+DB_CALLS_IN_REQUEST_THREAD = envbool("STUDIO_DB_CALLS_IN_REQUEST_THREAD", False)
 if EMBEDDED:
     DATABASES = {
         "default": {

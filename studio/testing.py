@@ -24,4 +24,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["STUDIO_SWEEP_EVERY_S"] = "0"
 # Nor a background model load: a test that wants one starts it (studio/core/preload.py).
 os.environ["STUDIO_PRELOAD_MODEL"] = "0"
+# API database calls see the test's transaction (studio/lib/db.py): it lives in the
+# request's thread. The studio's own threads are covered by the live-server tests.
+os.environ["STUDIO_DB_CALLS_IN_REQUEST_THREAD"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

@@ -14,6 +14,8 @@ import heapq
 import itertools
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
@@ -78,7 +80,25 @@ class _Gate:
         self.free += 1
 
 
-_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Gate] = weakref.WeakKeyDictionary()
+@dataclass
+class _Lane:
+    """One event loop's way to the database: its gate, and the threads behind it.
+
+    The threads are the loop's own and live as long as it does. Why not Django's
+    ``sync_to_async``: inside a request it runs calls in a thread made for that request
+    (``ThreadSensitiveContext``), so every API call started a thread and built a new
+    database wrapper in it; as many long-lived threads as slots reuse both.
+    """
+
+    gate: _Gate
+    threads: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(
+            max_workers=max(1, settings.DB_CONCURRENCY), thread_name_prefix="db-call"
+        )
+    )
+
+
+_lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Lane] = weakref.WeakKeyDictionary()
 
 
 async def db_call(function: Callable[..., T], *args: Any, priority: Priority = Priority.START) -> T:
@@ -92,9 +112,9 @@ async def db_call(function: Callable[..., T], *args: Any, priority: Priority = P
     out than slots.
     """
     loop = asyncio.get_running_loop()
-    gate = _gates.get(loop)
-    if gate is None:
-        gate = _gates[loop] = _Gate(settings.DB_CONCURRENCY)
+    lane = _lanes.get(loop)
+    if lane is None:
+        lane = _lanes[loop] = _Lane(_Gate(settings.DB_CONCURRENCY))
 
     def call() -> T:
         try:
@@ -102,9 +122,12 @@ async def db_call(function: Callable[..., T], *args: Any, priority: Priority = P
         finally:
             release_connection()
 
-    await gate.acquire(priority)
+    await lane.gate.acquire(priority)
     try:
-        result: T = await sync_to_async(call)()
+        if settings.DB_CALLS_IN_REQUEST_THREAD:
+            result: T = await sync_to_async(call)()
+        else:
+            result = await sync_to_async(call, thread_sensitive=False, executor=lane.threads)()
         return result
     finally:
-        gate.release()
+        lane.gate.release()
