@@ -56,6 +56,8 @@ class _Stream:
         self.layer = layer
         self.group = group
         self.step = step
+        #: Whether anything went to the stream buffer (studio/lib/stream_buffer.py).
+        self.buffered = False
         self.seq = step.partial_seq
         self.pending = {"reasoning": "", "observation": ""}
         self.sent = {"reasoning": step.partial_reasoning, "observation": step.partial_observation}
@@ -68,6 +70,7 @@ class _Stream:
         if not any(self.pending.values()) or self.layer is None:
             return
         self.seq += 1
+        self.buffered = True
         await stream_buffer.append(
             self.step.pk, self.seq, self.pending["reasoning"], self.pending["observation"]
         )
@@ -118,6 +121,8 @@ class StepRun:
         #: How the request was made, kept with the step whatever its outcome, so its
         #: page can say which layout the model saw and what a cut-off ran into.
         self.request_telemetry: dict[str, Any] = {}
+        #: Its stream, once it has one: what it wrote to the stream buffer is dropped at the end.
+        self.stream: _Stream | None = None
 
     async def db(self, function: Callable[..., T], *args: Any) -> T:
         return await run_db(function, *args)
@@ -137,7 +142,8 @@ class StepRun:
         try:
             await self._run()
         finally:  # the row now holds whatever was streamed
-            await stream_buffer.discard(self.step_id)
+            if self.stream is not None and self.stream.buffered:
+                await stream_buffer.discard(self.step_id)
 
     async def _run(self) -> None:
         step, state, spec, criteria, limit = await self.db(self._load)
@@ -152,9 +158,11 @@ class StepRun:
             # The step's page puts a "demo model" note next to what the embedded model wrote.
             "demo_model": demo,
         }
+        if step.attempts > 1:  # an earlier attempt's worker may have died mid-stream
+            await stream_buffer.discard(step.pk)
         layer = get_channel_layer()
         group = step.episode.group_name
-        stream = _Stream(layer, group, step)
+        stream = self.stream = _Stream(layer, group, step)
         await self._publish(layer, group, step, final=False)  # now "running" on every page
         extras = tuple(Perturbation.from_dict(p) for p in step.extra_perturbations)
         started = time.monotonic()

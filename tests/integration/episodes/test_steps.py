@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from simulator.errors import InvalidAction
 from studio.episodes import services
 from studio.episodes.models import Step
 from studio.episodes.tasks import run_step
 from studio.errors import RejectedInput
+from studio.lib import stream_buffer
 from studio.lib.tasks import wait_for_inprocess_tasks
 from tests.integration.episodes import helpers
 
@@ -206,3 +209,32 @@ def test_the_same_episode_runs_on_the_embedded_model():
     ]
     done = [s for s in steps if s.status == "done"]
     assert done and all(s.telemetry["completion_tokens"] > 0 for s in done)
+
+
+def test_a_step_run_again_after_its_worker_died_streams_only_its_own_text(monkeypatch):
+    """The dead worker's attempt left text in the stream buffer; a page reconnecting
+    during the new attempt must not see it in front of the new text."""
+    project, user = helpers.project_with()
+    model = helpers.replay_endpoint(project, ["total 0\ndrwxr-xr-x 2 alice alice 40 ."])
+    episode = helpers.episode(project, user, model=model)
+    long_ago = timezone.now() - timedelta(hours=2)
+    step = Step.objects.create(
+        episode=episode, index=1, action="ls -la", status="running", attempts=1, started_at=long_ago
+    )
+    asyncio.run(stream_buffer.append(step.pk, 3, "", "STALE TEXT OF ATTEMPT ONE"))
+    seen: list[str] = []
+    append = stream_buffer.append
+
+    async def recording_append(step_id: int, seq: int, reasoning: str, observation: str) -> None:
+        await append(step_id, seq, reasoning, observation)
+        snapshot = stream_buffer.read(step_id)
+        seen.append(snapshot.observation if snapshot else "")
+
+    monkeypatch.setattr(stream_buffer, "append", recording_append)
+    run_step(step.pk)
+
+    step.refresh_from_db()
+    assert step.status == "done" and step.attempts == 2
+    assert seen and all("STALE" not in text for text in seen)
+    assert seen[-1] == step.observation[: len(seen[-1])]
+    assert stream_buffer.read(step.pk) is None  # dropped once the row holds the text
