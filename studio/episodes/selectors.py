@@ -37,9 +37,17 @@ def episodes_for_user(
 
 
 def history(episode: Episode, *, before: int) -> tuple[Turn, ...]:
-    """Done steps before index ``before``, as the agent saw them."""
+    """Done steps before index ``before``, as the agent saw them.
+
+    Only the two columns a prompt uses: a step's reasoning and raw output (thousands of
+    tokens each, for a reasoning model) would otherwise be read for every earlier turn
+    on every step.
+    """
     steps = episode.steps.filter(index__lt=before, status=StepStatus.DONE).order_by("index")
-    return tuple(Turn(s.action, s.observation) for s in steps)
+    return tuple(
+        Turn(action, observation)
+        for action, observation in steps.values_list("action", "observation")
+    )
 
 
 def episode_state(episode: Episode, *, before: int) -> EpisodeState:
