@@ -26,8 +26,8 @@ from studio.api.models import ApiToken
 from studio.api.ratelimit import rate_limit_take
 from studio.api.services import token_authenticate
 from studio.api.tokens import bearer_token
-from studio.episodes.models import Step
-from studio.episodes.services import step_wait
+from studio.episodes.models import Episode, Step
+from studio.episodes.services import listening_to, step_wait
 from studio.errors import StudioError
 from studio.lib.db import Priority, db_call
 
@@ -82,9 +82,14 @@ def error_response(
     return response
 
 
-def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
+def api_view(*methods: str, auth: bool = True, episode_arg: str = "") -> Callable[[ApiView], Any]:
     """Wrap ``view(request, token, body, **kwargs)``: ``token`` is None when ``auth`` is False,
-    ``body`` the parsed JSON object of a POST (else None)."""
+    ``body`` the parsed JSON object of a POST (else None).
+
+    ``episode_arg`` names the path argument that is the episode a returned
+    :class:`AwaitStep` waits on: the wrapper then listens to its group before the view
+    runs, so the wait needs no read of the step to catch an end it could have missed.
+    """
 
     def decorate(view: ApiView) -> Any:
         def start(request: HttpRequest, **kwargs: Any) -> HttpResponseBase | AwaitStep:
@@ -103,17 +108,27 @@ def api_view(*methods: str, auth: bool = True) -> Callable[[ApiView], Any]:
         @csrf_exempt
         @wraps(view)
         async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
-            result: HttpResponseBase | AwaitStep = await db_call(
-                _or_unavailable(_as_json_errors(partial(start, **kwargs))), request
-            )
-            if not isinstance(result, AwaitStep):
-                return result
-            step = await step_wait(result.step_id, result.timeout, group=result.group)
-            return await _finish(result, step)
+            if not episode_arg:
+                return await _respond(partial(start, **kwargs), request, "")
+            async with listening_to(Episode.group_for(kwargs[episode_arg])) as channel:
+                return await _respond(partial(start, **kwargs), request, channel)
 
         return wrapper
 
     return decorate
+
+
+async def _respond(
+    start: Callable[[HttpRequest], HttpResponseBase | AwaitStep], request: HttpRequest, channel: str
+) -> HttpResponseBase:
+    """The view's answer, or, for an :class:`AwaitStep`, the answer once its step has ended."""
+    result: HttpResponseBase | AwaitStep = await db_call(
+        _or_unavailable(_as_json_errors(start)), request
+    )
+    if not isinstance(result, AwaitStep):
+        return result
+    step = await step_wait(result.step_id, result.timeout, group=result.group, channel=channel)
+    return await _finish(result, step)
 
 
 async def _finish(result: AwaitStep, step: Step) -> HttpResponseBase:

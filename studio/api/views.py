@@ -100,7 +100,7 @@ def env_detail(request: HttpRequest, token: ApiToken, body: None, env_id: int) -
     return JsonResponse(env_payload(episode))
 
 
-@api_view("POST")
+@api_view("POST", episode_arg="env_id")
 def env_step_view(
     request: HttpRequest, token: ApiToken, body: dict[str, Any], env_id: int
 ) -> AwaitStep:

@@ -87,7 +87,12 @@ class Episode(models.Model):
     @property
     def group_name(self) -> str:
         """The channel-layer group every browser watching this episode joins."""
-        return f"episode-{self.pk}"
+        return self.group_for(self.pk)
+
+    @staticmethod
+    def group_for(episode_id: int) -> str:
+        """:attr:`group_name` without loading the episode."""
+        return f"episode-{episode_id}"
 
 
 class StepStatus(models.TextChoices):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, OperationalError, transaction
-from django.db.models import Count, Exists, F, Max, Q
+from django.db.models import Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from simulator.errors import InvalidAction, InvalidPerturbation
@@ -153,9 +153,19 @@ def step_submit(
     step is pending/running (two racing submits: ``unique(episode, index)`` refuses one).
     Perturbations queued for the next step on the episode page are added and consumed.
     """
-    # Only what may have changed since the caller read it; the world revision it
-    # loaded stays (a full refresh would drop it and cost a query per step).
-    episode.refresh_from_db(fields=["status", "next_perturbations"])
+    # Only what may have changed since the caller read it, and the steps' state, in one
+    # query; the world revision it loaded stays (a full refresh would cost a query more).
+    steps = Step.objects.filter(episode=OuterRef("pk"))
+    now = (
+        Episode.objects.filter(pk=episode.pk)
+        .values("status", "next_perturbations")
+        .annotate(
+            last=Subquery(steps.order_by("-index").values("index")[:1]),
+            busy=Exists(steps.filter(status__in=BUSY)),
+        )
+        .get()
+    )
+    episode.status, episode.next_perturbations = now["status"], now["next_perturbations"]
     if episode.status != EpisodeStatus.ACTIVE:
         raise EpisodeClosed(f"episode {episode.pk} is {episode.status}")
     if not action.strip():
@@ -163,14 +173,14 @@ def step_submit(
     world = episode.world_revision.to_world()
     domain_for(world).parse_action(action, world)
     extras = validate_perturbations([*(extra_perturbations or []), *episode.next_perturbations])
-    steps = episode.steps.aggregate(last=Max("index"), busy=Count("pk", filter=Q(status__in=BUSY)))
-    if steps["busy"]:
+    if now["busy"]:
         raise EpisodeBusy("a step of this episode is still running")
     try:
-        with transaction.atomic():
+        # A transaction only when there are queued perturbations to consume with it.
+        with transaction.atomic() if episode.next_perturbations else contextlib.nullcontext():
             step = Step.objects.create(
                 episode=episode,
-                index=int(steps["last"] or 0) + 1,
+                index=int(now["last"] or 0) + 1,
                 action=action,
                 extra_perturbations=extras,
                 dispatched_at=timezone.now(),
@@ -387,68 +397,84 @@ FINISHED = (StepStatus.DONE, StepStatus.FAILED, StepStatus.CANCELLED)
 MAX_POLL_S = 5.0
 
 
-async def step_wait(step_id: int, timeout: float, *, group: str = "") -> Step:
+@contextlib.asynccontextmanager
+async def listening_to(group: str) -> AsyncIterator[str]:
+    """A channel of this process in ``group`` for as long as the block runs ("" with no
+    channel layer): the episode's step messages reach it from the moment it is entered."""
+    layer = get_channel_layer()
+    if layer is None:
+        yield ""
+        return
+    channel: str = await layer.new_channel()
+    await layer.group_add(group, channel)
+    try:
+        yield channel
+    finally:
+        await layer.group_discard(group, channel)
+
+
+async def step_wait(step_id: int, timeout: float, *, group: str = "", channel: str = "") -> Step:
     """The step once it is done, failed or cancelled, or as it stands after ``timeout``.
 
     Listens on the episode's ``group`` (wakes at once on the step's final message) and
     also re-reads the row, every second and then less often, so it works whatever the
     channel layer does (embedded, Redis, or a message dropped over capacity). Given the
     group, it joins before its first read, so a step that ends in between is still
-    seen and no read is spent on finding the group. A read that finds the connection
-    pool busy is simply tried again at the next poll: the step runs on regardless, and
-    failing the wait would make the client send it again.
+    seen and no read is spent on finding the group. Given a ``channel`` that was already
+    in the group before the step was submitted (:func:`listening_to`), the step's end
+    cannot have been missed, so it does not read the row until a message or a poll says
+    to. A read that finds the connection pool busy is simply tried again at the next
+    poll: the step runs on regardless, and failing the wait would make the client send
+    it again.
     """
+    if channel:
+        return await _wait_listening(step_id, timeout, channel, read_first=False)
+    if not group:
+        step = await _read_waited_step(step_id, None, time.monotonic() + timeout)
+        if step.status in FINISHED:
+            return step
+        group = step.episode.group_name
+    async with listening_to(group) as joined:
+        return await _wait_listening(step_id, timeout, joined, read_first=True)
+
+
+async def _read_waited_step(step_id: int, last: Step | None, give_up: float) -> Step:
+    """The step's row; on a busy pool the last one read, or a retry until ``give_up``."""
 
     def read_step() -> Step:
         return Step.objects.select_related("episode").get(pk=step_id)
 
-    async def read() -> Step:
-        return await db_call(read_step, priority=Priority.WAIT)
-
-    last: Step | None = None
-
-    give_up = time.monotonic() + timeout
-
-    async def get() -> Step:
-        nonlocal last
-        while True:
-            try:
-                last = await read()
+    while True:
+        try:
+            return await db_call(read_step, priority=Priority.WAIT)
+        except OperationalError:
+            if last is not None:
                 return last
-            except OperationalError:
-                if last is not None:
-                    return last
-                if time.monotonic() > give_up:
-                    raise
-                await asyncio.sleep(1)
+            if time.monotonic() > give_up:
+                raise
+            await asyncio.sleep(1)
 
-    if not group:
-        step = await get()
-        if step.status in FINISHED:
-            return step
-        group = step.episode.group_name
-    layer = get_channel_layer()
-    channel: str = await layer.new_channel() if layer is not None else ""
-    if layer is not None:
-        await layer.group_add(group, channel)
+
+async def _wait_listening(step_id: int, timeout: float, channel: str, *, read_first: bool) -> Step:
+    layer = get_channel_layer() if channel else None
     deadline = time.monotonic() + timeout
     delay = 1.0 if layer is not None else 0.05
-    try:
-        while True:
-            step = await get()
-            left = deadline - time.monotonic()
-            if step.status in FINISHED or left <= 0:
-                return step
-            wait = min(delay, left)
-            if layer is not None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(_next_step_message(layer, channel, step_id), wait)
-            else:
-                await asyncio.sleep(wait)
-            delay = min(delay * 2, MAX_POLL_S)
-    finally:
+    last: Step | None = None
+    if not read_first:  # the first look is a message, or the first poll
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_next_step_message(layer, channel, step_id), delay)
+    while True:
+        last = await _read_waited_step(step_id, last, deadline)
+        left = deadline - time.monotonic()
+        if last.status in FINISHED or left <= 0:
+            return last
+        wait = min(delay, left)
         if layer is not None:
-            await layer.group_discard(group, channel)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_next_step_message(layer, channel, step_id), wait)
+        else:
+            await asyncio.sleep(wait)
+        delay = min(delay * 2, MAX_POLL_S)
 
 
 async def _next_step_message(layer: Any, channel: str, step_id: int) -> None:

@@ -14,6 +14,7 @@ from studio.episodes import services
 from studio.episodes.models import Step
 from studio.episodes.tasks import run_step
 from studio.errors import RejectedInput
+from studio.lib import db as studio_db
 from studio.lib import stream_buffer
 from studio.lib.tasks import wait_for_inprocess_tasks
 from tests.integration.episodes import helpers
@@ -189,6 +190,30 @@ def test_step_wait_returns_the_finished_step(model_server):
     finished = asyncio.run(services.step_wait(step.pk, timeout=30))
 
     assert finished.status == "done" and finished.observation
+
+
+def test_a_wait_listening_since_before_the_submit_reads_the_step_once(model_server, monkeypatch):
+    """The env API listens to the episode's group before it submits: the step's final
+    message is what it waits for, and the row is read once, for the answer."""
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user, model=helpers.endpoint(project, model_server.base_url))
+    reads: list[object] = []
+
+    async def counting_db_call(function, *args, **kwargs):
+        reads.append(function)
+        return await studio_db.db_call(function, *args, **kwargs)
+
+    monkeypatch.setattr(services, "db_call", counting_db_call)
+
+    async def submit_and_wait() -> Step:
+        async with services.listening_to(episode.group_name) as channel:
+            step = await asyncio.to_thread(services.step_submit, episode=episode, action="id")
+            return await services.step_wait(step.pk, timeout=30, channel=channel)
+
+    finished = asyncio.run(submit_and_wait())
+
+    assert finished.status == "done" and finished.observation
+    assert len(reads) == 1
 
 
 @pytest.mark.slow
