@@ -10,8 +10,8 @@ the concurrency N (log scale, base 2):
   request percentile at the same N, as scale.py defines it; p50 solid, p95 dashed), and
   the raw client's own p50 and p95 in grey, for scale.
 
-A hollow marker is a lower bound: calls of that phase were still running when the
-window's grace period ended, so their latency is missing from the percentiles. An added
+A hollow marker is a lower bound: calls of that phase timed out or were still running
+when the window's grace period ended, so their latency is missing from the percentiles. An added
 latency of zero or less (noise, at small N) has no place on a log axis and is left out.
 
     .venv/bin/python benchmarks/plot_sweep.py   # var/scale-sweep.json -> docs/img/scale-sweep.png
@@ -55,8 +55,8 @@ class Point:
     raw_p95_ms: float | None
     added_p50_ms: float | None
     added_p95_ms: float | None
-    raw_cut: int
-    studio_cut: int
+    raw_unfinished: int  # calls cut or timed out: their latency is unknown
+    studio_unfinished: int
 
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> Point:
@@ -81,7 +81,7 @@ def _series(
     width: float = 2.0,
 ) -> None:
     """One line over the points with a positive ``value``; hollow markers where the
-    point's ``lower_bound`` count (its calls cut) is non-zero."""
+    point's ``lower_bound`` count (its calls cut or timed out) is non-zero."""
     drawn = [p for p in points if (getattr(p, value) or 0) > 0]
     if not drawn:
         return
@@ -134,13 +134,13 @@ def draw(meta: dict[str, Any], points: list[Point]) -> Figure:
                 marker="s", label=raw_label, width=1.2)  # fmt: skip
         _series(throughput, mine, "studio_steps_per_s", None, colour=colour,
                 style="-", marker="o", label=f"studio steps/s, {mode}")  # fmt: skip
-        _series(latency, mine, "raw_p50_ms", "raw_cut", colour=RAW_COLOUR, style="-",
+        _series(latency, mine, "raw_p50_ms", "raw_unfinished", colour=RAW_COLOUR, style="-",
                 marker="o", label="raw client p50" if index == 0 else None, width=1.2)  # fmt: skip
-        _series(latency, mine, "raw_p95_ms", "raw_cut", colour=RAW_COLOUR, style="--",
+        _series(latency, mine, "raw_p95_ms", "raw_unfinished", colour=RAW_COLOUR, style="--",
                 marker="^", label="raw client p95" if index == 0 else None, width=1.2)  # fmt: skip
-        _series(latency, mine, "added_p50_ms", "studio_cut", colour=colour, style="-",
+        _series(latency, mine, "added_p50_ms", "studio_unfinished", colour=colour, style="-",
                 marker="o", label=f"added p50, {mode}")  # fmt: skip
-        _series(latency, mine, "added_p95_ms", "studio_cut", colour=colour, style="--",
+        _series(latency, mine, "added_p95_ms", "studio_unfinished", colour=colour, style="--",
                 marker="^", label=f"added p95, {mode}")  # fmt: skip
     _axes_style(throughput, sizes, "per second", "Throughput: studio steps/s vs raw requests/s")
     _axes_style(
@@ -154,10 +154,11 @@ def draw(meta: dict[str, Any], points: list[Point]) -> Figure:
     )
     fig.supxlabel(
         f"{meta['date']}, commit {meta['commit']}; {meta['seconds']:.0f} s windows, "
-        f"{meta['timeout']:.0f} s per-call timeout; {meta['cores']} cores, load "
-        f"{meta['load_at_start']:.1f} at start; production: {meta['production']}.\n"
-        "Hollow marker: some calls were still running when the window's grace period ended, "
-        "so that latency is a lower bound.",
+        f"{meta['timeout']:.0f} s per-call timeout, {meta['grace']:.0f} s grace after them; "
+        f"{meta['cores']} cores, load {meta['load_at_start']:.1f} at start; "
+        f"production: {meta['production']}.\n"
+        "Hollow marker: some calls timed out or were still running when the window's grace "
+        "period ended, so that latency is a lower bound.",
         fontsize="small",
         color="0.35",
     )

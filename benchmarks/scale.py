@@ -25,8 +25,10 @@ a separate process):
 2. calls that failed, by kind (HTTP status and error code, timeout, connection error),
    for resets and steps, with the server-side errors found in the studio's logs (Postgres
    "too many clients", HTTP 500s, Celery tasks that raised). Steps started in the window
-   count for the success rate when they end (ok or not) within a grace period after it;
-   the rest are reported as cut.
+   count for the success rate when they end (ok or not) within a grace period after it
+   (``--grace``: 10 s, or the timeout if shorter; with --sweep the timeout and a little
+   more, so that every call started in the window ends, ok or timed out); the rest are
+   reported as cut.
 3. latency per call: the wall time of each raw request (post and status check) and of
    each studio ``step`` call (submit and wait, the client's retries of a 503 included),
    for the calls that succeeded and were started inside the window (so the studio's late
@@ -34,8 +36,8 @@ a separate process):
    *added* latency at a size is the studio's percentile minus the raw one at the same N,
    from the same run: p50 added = studio step p50 - raw request p50, p95 added = studio
    step p95 - raw request p95; what the studio adds to a model call as a caller sees it.
-   Calls cut at the window's end have no latency, so where a phase has cut calls its
-   percentiles are lower bounds.
+   Calls cut at the window's end or timed out have no latency, so where a phase has such
+   calls its percentiles are lower bounds.
 4. CPU milliseconds per completed step of each studio process during the measured
    window: user+system time from /proc (through psutil) before and after, for the web
    process, each Celery worker (main process + pool children), Redis, and Postgres
@@ -103,7 +105,7 @@ LATENCY_MS = 50
 # (12 sizes per mode) and a per-call timeout long enough for 2,048 queued steps.
 SWEEP_SIZES = [2**k for k in range(12)]
 SWEEP_SECONDS = 10.0
-SWEEP_TIMEOUT = 60.0
+SWEEP_TIMEOUT = 120.0
 SWEEP_JSON = ROOT / "var" / "scale-sweep.json"
 RAMP_CONCURRENCY = 64  # sessions being opened at once before a window
 BACKOFF_S = 0.5  # after a failed call, before the next one (a trainer would back off too)
@@ -373,6 +375,11 @@ class Phase:
     def rate(self) -> float:
         return self.done / self.seconds
 
+    @property
+    def unfinished(self) -> int:
+        """Calls whose latency is unknown (cut or timed out): percentiles are lower bounds."""
+        return self.cut + self.errors["timeout"]
+
     def percentile_ms(self, q: float) -> float | None:
         """Nearest-rank percentile of the calls' latencies, in ms; None with no call."""
         if not self.latencies:
@@ -427,6 +434,7 @@ async def studio_phase(
     n: int,
     seconds: float,
     timeout: float,
+    grace: float,
     procs: Processes,
     ramp_cap: float = 60.0,
 ) -> Phase:
@@ -496,7 +504,7 @@ async def studio_phase(
         phase.window_s = time.monotonic() - window_started
         phase.load = os.getloadavg()
         phase.cpu = {kind: cpu_after[kind] - cpu_before.get(kind, 0.0) for kind in cpu_after}
-        phase.cut = await _finish(tasks, min(timeout, 10.0))
+        phase.cut = await _finish(tasks, grace)
         # Close what was opened (bounded; not measured).
         closing = [
             asyncio.ensure_future(asyncio.wait_for(client.close(e), timeout))
@@ -566,10 +574,12 @@ class Row:
             "raw_calls_ok": len(raw.latencies),
             "raw_failed": sum(raw.errors.values()),
             "raw_cut": raw.cut,
+            "raw_unfinished": raw.unfinished,
             "studio_steps_ok": len(s.latencies),
             "studio_failed_steps": sum(s.errors.values()),
             "studio_failed_resets": sum(s.reset_errors.values()),
             "studio_cut": s.cut,
+            "studio_unfinished": s.unfinished,
             "studio_cpu_ms_per_step": 1000 * own / s.done if s.done else None,
             "load_1m": s.load[0],
         }
@@ -598,12 +608,12 @@ def report(rows: list[Row], cores: int) -> None:
               f"{ok:>11.1f}{reset_ok:>12.1f}{s.load[0]:>9.2f}")  # fmt: skip
     print()
     print("latency per call, ms (successful calls started in the window; added = studio - raw"
-          " at the same N; '>': calls were cut, a lower bound):")  # fmt: skip
+          " at the same N; '>': calls cut or timed out, a lower bound):")  # fmt: skip
     print(f"{'mode':<11}{'N':>6}{'raw p50':>10}{'raw p95':>10}{'step p50':>10}{'step p95':>10}"
           f"{'added p50':>11}{'added p95':>11}")  # fmt: skip
     for row in rows:
-        raw_mark = ">" if row.raw.cut else ""
-        step_mark = ">" if row.studio.cut else ""  # and so the added latency's too
+        raw_mark = ">" if row.raw.unfinished else ""
+        step_mark = ">" if row.studio.unfinished else ""  # and so the added latency's too
         latency_cells = [
             (raw_mark, row.raw.percentile_ms(50), 10),
             (raw_mark, row.raw.percentile_ms(95), 10),
@@ -681,6 +691,7 @@ def measure(
     sizes: list[int],
     seconds: float,
     timeout: float,
+    grace: float,
     ramp_cap: float,
     record: Callable[[Row], None],
 ) -> None:
@@ -689,7 +700,7 @@ def measure(
     # Warm-up: a few sessions and steps, so that imports and first connections are not
     # counted as the first size's memory or CPU.
     asyncio.run(
-        studio_phase(stack.base_url, data["token"], data["scenario"], 4, 2.0, timeout, procs)
+        studio_phase(stack.base_url, data["token"], data["scenario"], 4, 2.0, timeout, grace, procs)
     )
     seen: dict[str, int] = {}
     scan_logs(stack.var_dir, seen)
@@ -705,6 +716,7 @@ def measure(
                 n,
                 seconds,
                 timeout,
+                grace,
                 procs,
                 ramp_cap,
             )
@@ -734,6 +746,13 @@ def main() -> int:
         "--json", type=Path, default=None, help="write the rows here (rewritten after each size)"
     )
     parser.add_argument("--timeout", type=float, default=None, help="per call, seconds")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=None,
+        help="seconds the studio's calls in flight at the window's end get to finish before "
+        "they are cut (default: min(timeout, 10); --sweep: timeout + 1.5)",
+    )
     parser.add_argument("--modes", nargs="+", default=["production", "embedded"],
                         choices=["production", "embedded"])  # fmt: skip
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
@@ -760,6 +779,9 @@ def main() -> int:
         seconds = args.seconds or (5.0 if args.quick else 20.0)
         timeout = args.timeout or (10.0 if args.quick else 30.0)
         json_path = args.json
+    # A sweep waits out every call started in the window (a timed-out one included, with
+    # its back-off), so that latencies at large N are measured rather than cut off.
+    grace = args.grace or (timeout + BACKOFF_S + 1.0 if args.sweep else min(timeout, 10.0))
     ramp = 30.0 if args.quick else 60.0
     cores = psutil.cpu_count() or 1
     started = time.monotonic()
@@ -788,6 +810,7 @@ def main() -> int:
         "commit": _commit(),
         "seconds": seconds,
         "timeout": timeout,
+        "grace": grace,
         "test_server_latency_ms": LATENCY_MS,
         "cores": cores,
         "production": f"{args.workers} Celery workers x {args.concurrency or 256} ({args.pool})",
@@ -810,11 +833,15 @@ def main() -> int:
                     production(services, env, args.workers, args.concurrency) as stack,
                 ):
                     procs = studio_processes(stack, server.pid, services)
-                    measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp, record)
+                    measure(
+                        mode, stack, model_url, procs, sizes, seconds, timeout, grace, ramp, record
+                    )
             else:
                 with embedded_studio(extra_env=env) as stack:
                     procs = studio_processes(stack, server.pid, None)
-                    measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp, record)
+                    measure(
+                        mode, stack, model_url, procs, sizes, seconds, timeout, grace, ramp, record
+                    )
     finally:
         server.terminate()
         server.wait(timeout=10)
