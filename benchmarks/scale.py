@@ -12,8 +12,10 @@ env API holding 2,048 concurrent sessions). For each mode
   alone, and the studio running out of connections cannot break other people's tests;
 * embedded: uvicorn + SQLite + in-process tasks (``make run``);
 
-and each concurrency N (64, 256 and 2,048; 64 and 256 with --quick), it measures, against the
-protocol test server (``python -m simulator.serve --latency-ms 50``, a separate process):
+and each concurrency N (64, 256 and 2,048; 64 and 256 with --quick; 1, 2, 4, ..., 2,048
+with --sweep, which also writes the rows to a JSON file for benchmarks/plot_sweep.py), it
+measures, against the protocol test server (``python -m simulator.serve --latency-ms 50``,
+a separate process):
 
 1. raw: N coroutines posting chat completions straight to the test server with one pooled
    client (the ceiling), then studio: N sessions through ``AsyncStudioClient``, each
@@ -23,16 +25,27 @@ protocol test server (``python -m simulator.serve --latency-ms 50``, a separate 
 2. calls that failed, by kind (HTTP status and error code, timeout, connection error),
    for resets and steps, with the server-side errors found in the studio's logs (Postgres
    "too many clients", HTTP 500s, Celery tasks that raised). Steps started in the window
-   count for the success rate when they end (ok or not) within a grace period after it;
-   the rest are reported as cut.
-3. CPU milliseconds per completed step of each studio process during the measured
+   count for the success rate when they end (ok or not) within a grace period after it
+   (``--grace``: 10 s, or the timeout if shorter; with --sweep the timeout and a little
+   more, so that every call started in the window ends, ok or timed out); the rest are
+   reported as cut.
+3. latency per call: the wall time of each raw request (post and status check) and of
+   each studio ``step`` call (submit and wait, the client's retries of a 503 included),
+   for the calls that succeeded and were started inside the window (so the studio's late
+   steps count, failed calls do not). p50 and p95 are nearest-rank percentiles. The
+   *added* latency at a size is the studio's percentile minus the raw one at the same N,
+   from the same run: p50 added = studio step p50 - raw request p50, p95 added = studio
+   step p95 - raw request p95; what the studio adds to a model call as a caller sees it.
+   Calls cut at the window's end or timed out have no latency, so where a phase has such
+   calls its percentiles are lower bounds.
+4. CPU milliseconds per completed step of each studio process during the measured
    window: user+system time from /proc (through psutil) before and after, for the web
    process, each Celery worker (main process + pool children), Redis, and Postgres
    (client backends, and the postmaster with its helper processes). Time of processes
    that exit during the window is counted through their parent's reaped-children times.
    Also shown: the test server's and this driver's CPU, and the whole machine's, so that
    what other work on the box took is visible.
-4. memory per idle session: RSS growth of the web and worker processes (with children)
+5. memory per idle session: RSS growth of the web and worker processes (with children)
    while the N sessions are opened (64 resets in flight at a time, for at most 60 s, or
    30 s with --quick) and before any step, divided by the sessions opened (meaningful at
    the large N of a full run; small N are noise).
@@ -43,6 +56,8 @@ measurement; run it on a quiet machine for numbers to compare.
     .venv/bin/python benchmarks/scale.py --quick   # 64 and 256, 5 s windows (~2-3 min)
     .venv/bin/python benchmarks/scale.py           # 64, 256 and 2048, 20 s windows
     .venv/bin/python benchmarks/scale.py --modes production --sizes 2048 --seconds 30
+    .venv/bin/python benchmarks/scale.py --sweep   # 1 .. 2048, 10 s windows, rows to JSON
+    .venv/bin/python benchmarks/scale.py --sweep --sizes 1 4 16 --seconds 3 --json /tmp/s.json
 
 Needs ``redis-server`` and PostgreSQL's ``initdb``/``postgres`` binaries (run as the
 ``postgres`` user when this runs as root).
@@ -54,6 +69,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -62,8 +78,9 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -84,6 +101,12 @@ from tests.integration.stack import (  # noqa: E402
 )
 
 LATENCY_MS = 50
+# --sweep: every power of two up to the 2,048-session goal, shorter windows than a full run
+# (12 sizes per mode) and a per-call timeout long enough for 2,048 queued steps.
+SWEEP_SIZES = [2**k for k in range(12)]
+SWEEP_SECONDS = 10.0
+SWEEP_TIMEOUT = 120.0
+SWEEP_JSON = ROOT / "var" / "scale-sweep.json"
 RAMP_CONCURRENCY = 64  # sessions being opened at once before a window
 BACKOFF_S = 0.5  # after a failed call, before the next one (a trainer would back off too)
 SETUP = """
@@ -346,10 +369,23 @@ class Phase:
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
     window_s: float = 0.0  # between the CPU snapshots
     backends: int = 0  # Postgres client backends at the window's end
+    latencies: list[float] = field(default_factory=list)  # seconds, successful calls
 
     @property
     def rate(self) -> float:
         return self.done / self.seconds
+
+    @property
+    def unfinished(self) -> int:
+        """Calls whose latency is unknown (cut or timed out): percentiles are lower bounds."""
+        return self.cut + self.errors["timeout"]
+
+    def percentile_ms(self, q: float) -> float | None:
+        """Nearest-rank percentile of the calls' latencies, in ms; None with no call."""
+        if not self.latencies:
+            return None
+        ordered = sorted(self.latencies)
+        return 1000 * ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1]
 
 
 async def _finish(tasks: list[asyncio.Task[None]], grace: float) -> int:
@@ -369,6 +405,7 @@ async def raw_phase(base_url: str, n: int, seconds: float, timeout: float) -> Ph
 
         async def worker() -> None:
             while time.monotonic() < deadline:
+                sent = time.monotonic()
                 try:
                     response = await asyncio.wait_for(
                         client.post("/v1/chat/completions", json=RAW_BODY), timeout
@@ -378,7 +415,9 @@ async def raw_phase(base_url: str, n: int, seconds: float, timeout: float) -> Ph
                     phase.errors[error_kind(exc)] += 1
                     await asyncio.sleep(BACKOFF_S)
                     continue
-                if time.monotonic() <= deadline:
+                answered = time.monotonic()
+                phase.latencies.append(answered - sent)
+                if answered <= deadline:
                     phase.done += 1
 
         tasks = [asyncio.ensure_future(worker()) for _ in range(n)]
@@ -395,6 +434,7 @@ async def studio_phase(
     n: int,
     seconds: float,
     timeout: float,
+    grace: float,
     procs: Processes,
     ramp_cap: float = 60.0,
 ) -> Phase:
@@ -441,6 +481,7 @@ async def studio_phase(
                     await reset(i)
                     continue
                 step += 1
+                sent = time.monotonic()
                 try:
                     await asyncio.wait_for(client.step(env_id, f"make target{step}"), timeout)
                 except Exception as exc:
@@ -449,7 +490,9 @@ async def studio_phase(
                         env_ids[i] = None
                     await asyncio.sleep(BACKOFF_S)
                     continue
-                if time.monotonic() <= deadline:
+                answered = time.monotonic()
+                phase.latencies.append(answered - sent)
+                if answered <= deadline:
                     phase.done += 1
                 else:
                     phase.late += 1
@@ -461,7 +504,7 @@ async def studio_phase(
         phase.window_s = time.monotonic() - window_started
         phase.load = os.getloadavg()
         phase.cpu = {kind: cpu_after[kind] - cpu_before.get(kind, 0.0) for kind in cpu_after}
-        phase.cut = await _finish(tasks, min(timeout, 10.0))
+        phase.cut = await _finish(tasks, grace)
         # Close what was opened (bounded; not measured).
         closing = [
             asyncio.ensure_future(asyncio.wait_for(client.close(e), timeout))
@@ -506,6 +549,45 @@ class Row:
     raw: Phase
     studio: Phase
 
+    def added_ms(self, q: float) -> float | None:
+        """Studio step percentile minus raw request percentile at this N (module doc, 3)."""
+        studio, raw = self.studio.percentile_ms(q), self.raw.percentile_ms(q)
+        return None if studio is None or raw is None else studio - raw
+
+    def as_json(self) -> dict[str, object]:
+        """One flat record per mode and size: what benchmarks/plot_sweep.py reads."""
+        s, raw = self.studio, self.raw
+        own = sum(v for k, v in s.cpu.items() if not k.startswith("("))
+        return {
+            "mode": self.mode,
+            "n": s.n,
+            "seconds": s.seconds,
+            "raw_req_per_s": raw.rate,
+            "studio_steps_per_s": s.rate,
+            "p2": s.rate / raw.rate if raw.rate else None,
+            "raw_p50_ms": raw.percentile_ms(50),
+            "raw_p95_ms": raw.percentile_ms(95),
+            "studio_p50_ms": s.percentile_ms(50),
+            "studio_p95_ms": s.percentile_ms(95),
+            "added_p50_ms": self.added_ms(50),
+            "added_p95_ms": self.added_ms(95),
+            "raw_calls_ok": len(raw.latencies),
+            "raw_failed": sum(raw.errors.values()),
+            "raw_cut": raw.cut,
+            "raw_unfinished": raw.unfinished,
+            "studio_steps_ok": len(s.latencies),
+            "studio_failed_steps": sum(s.errors.values()),
+            "studio_failed_resets": sum(s.reset_errors.values()),
+            "studio_cut": s.cut,
+            "studio_unfinished": s.unfinished,
+            "studio_cpu_ms_per_step": 1000 * own / s.done if s.done else None,
+            "load_1m": s.load[0],
+        }
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
 
 def _errors(counter: Counter[str]) -> str:
     return ", ".join(f"{k} x{v}" for k, v in counter.most_common()) or "-"
@@ -524,6 +606,25 @@ def report(rows: list[Row], cores: int) -> None:
         print(f"{row.mode:<11}{s.n:>6}{row.raw.rate:>11.1f}{s.rate:>16.1f}"
               f"{s.rate / row.raw.rate if row.raw.rate else float('nan'):>8.3f}"
               f"{ok:>11.1f}{reset_ok:>12.1f}{s.load[0]:>9.2f}")  # fmt: skip
+    print()
+    print("latency per call, ms (successful calls started in the window; added = studio - raw"
+          " at the same N; '>': calls cut or timed out, a lower bound):")  # fmt: skip
+    print(f"{'mode':<11}{'N':>6}{'raw p50':>10}{'raw p95':>10}{'step p50':>10}{'step p95':>10}"
+          f"{'added p50':>11}{'added p95':>11}")  # fmt: skip
+    for row in rows:
+        raw_mark = ">" if row.raw.unfinished else ""
+        step_mark = ">" if row.studio.unfinished else ""  # and so the added latency's too
+        latency_cells = [
+            (raw_mark, row.raw.percentile_ms(50), 10),
+            (raw_mark, row.raw.percentile_ms(95), 10),
+            (step_mark, row.studio.percentile_ms(50), 10),
+            (step_mark, row.studio.percentile_ms(95), 10),
+            (step_mark, row.added_ms(50), 11),
+            (step_mark, row.added_ms(95), 11),
+        ]
+        text = "".join(f"{(mark if value is not None else '') + _ms(value):>{width}}"
+                       for mark, value, width in latency_cells)  # fmt: skip
+        print(f"{row.mode:<11}{row.studio.n:>6}{text}")
     print()
     print("failed calls by kind (studio; raw in brackets), calls cut at the window's end:")
     for row in rows:
@@ -590,20 +691,23 @@ def measure(
     sizes: list[int],
     seconds: float,
     timeout: float,
+    grace: float,
     ramp_cap: float,
-) -> list[Row]:
+    record: Callable[[Row], None],
+) -> None:
+    """Measure each size in turn; ``record`` gets each row as soon as it is measured."""
     data = json.loads(stack.shell(SETUP).strip().splitlines()[-1])
     # Warm-up: a few sessions and steps, so that imports and first connections are not
     # counted as the first size's memory or CPU.
     asyncio.run(
-        studio_phase(stack.base_url, data["token"], data["scenario"], 4, 2.0, timeout, procs)
+        studio_phase(stack.base_url, data["token"], data["scenario"], 4, 2.0, timeout, grace, procs)
     )
-    rows = []
     seen: dict[str, int] = {}
     scan_logs(stack.var_dir, seen)
     for n in sizes:
         raw = asyncio.run(raw_phase(model_url, n, seconds, timeout))
-        print(f"  {mode} N={n}: raw {raw.rate:.1f} req/s (load {raw.load[0]:.2f})", flush=True)
+        print(f"  {mode} N={n}: raw {raw.rate:.1f} req/s, p50 {_ms(raw.percentile_ms(50))} ms "
+              f"p95 {_ms(raw.percentile_ms(95))} ms (load {raw.load[0]:.2f})", flush=True)  # fmt: skip
         studio = asyncio.run(
             studio_phase(
                 stack.base_url,
@@ -612,24 +716,43 @@ def measure(
                 n,
                 seconds,
                 timeout,
+                grace,
                 procs,
                 ramp_cap,
             )
         )
-        print(f"  {mode} N={n}: studio {studio.rate:.1f} steps/s, {sum(studio.errors.values())}"
-              f" failed steps, {sum(studio.reset_errors.values())} failed resets "
+        print(f"  {mode} N={n}: studio {studio.rate:.1f} steps/s, p50 "
+              f"{_ms(studio.percentile_ms(50))} ms p95 {_ms(studio.percentile_ms(95))} ms, "
+              f"{sum(studio.errors.values())} failed steps, "
+              f"{sum(studio.reset_errors.values())} failed resets "
               f"(load {studio.load[0]:.2f})", flush=True)  # fmt: skip
         studio.logged = scan_logs(stack.var_dir, seen)
-        rows.append(Row(mode, raw, studio))
-    return rows
+        record(Row(mode, raw, studio))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="N = 64, 256; 5 s windows")
+    preset = parser.add_mutually_exclusive_group()
+    preset.add_argument("--quick", action="store_true", help="N = 64, 256; 5 s windows")
+    preset.add_argument(
+        "--sweep",
+        action="store_true",
+        help=f"N = 1, 2, 4, ..., 2048; {SWEEP_SECONDS:.0f} s windows; rows to --json "
+        f"(default {SWEEP_JSON.relative_to(ROOT)}) for benchmarks/plot_sweep.py",
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=None)
     parser.add_argument("--seconds", type=float, default=None, help="measured window per size")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="write the rows here (rewritten after each size)"
+    )
     parser.add_argument("--timeout", type=float, default=None, help="per call, seconds")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=None,
+        help="seconds the studio's calls in flight at the window's end get to finish before "
+        "they are cut (default: min(timeout, 10); --sweep: timeout + 1.5)",
+    )
     parser.add_argument("--modes", nargs="+", default=["production", "embedded"],
                         choices=["production", "embedded"])  # fmt: skip
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
@@ -646,9 +769,19 @@ def main() -> int:
         help="Celery pool of the workers",
     )
     args = parser.parse_args()
-    sizes = args.sizes or ([64, 256] if args.quick else [64, 256, 2048])
-    seconds = args.seconds or (5.0 if args.quick else 20.0)
-    timeout = args.timeout or (10.0 if args.quick else 30.0)
+    if args.sweep:
+        sizes = args.sizes or SWEEP_SIZES
+        seconds = args.seconds or SWEEP_SECONDS
+        timeout = args.timeout or SWEEP_TIMEOUT
+        json_path: Path | None = args.json or SWEEP_JSON
+    else:
+        sizes = args.sizes or ([64, 256] if args.quick else [64, 256, 2048])
+        seconds = args.seconds or (5.0 if args.quick else 20.0)
+        timeout = args.timeout or (10.0 if args.quick else 30.0)
+        json_path = args.json
+    # A sweep waits out every call started in the window (a timed-out one included, with
+    # its back-off), so that latencies at large N are measured rather than cut off.
+    grace = args.grace or (timeout + BACKOFF_S + 1.0 if args.sweep else min(timeout, 10.0))
     ramp = 30.0 if args.quick else 60.0
     cores = psutil.cpu_count() or 1
     started = time.monotonic()
@@ -672,6 +805,25 @@ def main() -> int:
         "STUDIO_WORKER_POOL": args.pool,
     }
     rows: list[Row] = []
+    meta = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": _commit(),
+        "seconds": seconds,
+        "timeout": timeout,
+        "grace": grace,
+        "test_server_latency_ms": LATENCY_MS,
+        "cores": cores,
+        "production": f"{args.workers} Celery workers x {args.concurrency or 256} ({args.pool})",
+        "load_at_start": os.getloadavg()[0],
+    }
+
+    def record(row: Row) -> None:
+        rows.append(row)
+        if json_path is not None:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+            document = {"meta": meta, "rows": [r.as_json() for r in rows]}
+            json_path.write_text(json.dumps(document, indent=1) + "\n")
+
     try:
         wait_until(lambda: _up(model_url), 30, "the protocol test server")
         for mode in args.modes:
@@ -681,11 +833,15 @@ def main() -> int:
                     production(services, env, args.workers, args.concurrency) as stack,
                 ):
                     procs = studio_processes(stack, server.pid, services)
-                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp)
+                    measure(
+                        mode, stack, model_url, procs, sizes, seconds, timeout, grace, ramp, record
+                    )
             else:
                 with embedded_studio(extra_env=env) as stack:
                     procs = studio_processes(stack, server.pid, None)
-                    rows += measure(mode, stack, model_url, procs, sizes, seconds, timeout, ramp)
+                    measure(
+                        mode, stack, model_url, procs, sizes, seconds, timeout, grace, ramp, record
+                    )
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -694,9 +850,19 @@ def main() -> int:
         size = args.concurrency or "256"
         print(f"\nproduction: {args.workers} Celery workers x {size} ({args.pool}); "
               f"private Postgres (max_connections 100) and Redis.")  # fmt: skip
+    if json_path is not None:
+        print(f"Rows written to {json_path}")
     print(f"Total {time.monotonic() - started:.0f} s; load at end "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     return 0
+
+
+def _commit() -> str:
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    return out.stdout.strip() or "unknown"
 
 
 def _up(url: str) -> bool:
