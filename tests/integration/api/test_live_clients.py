@@ -126,3 +126,18 @@ def test_fuzzing_the_schema_finds_no_server_error(live):
     assert len(operations) == 8
     assert len(seen) >= 8 * 10  # it really sent requests
     assert any(400 <= status < 500 for status in seen)
+
+
+def test_the_api_skips_the_browser_middleware_but_keeps_the_security_headers(live):
+    """studio/api/handler.py: an API step pays for no session, CSRF or clickjacking hook."""
+    auth = {"Authorization": f"Bearer {live.token}"}
+    api = httpx.get(f"{live.base_url}/api/v1/scenarios", headers=auth)
+    site = httpx.get(f"{live.base_url}/login/")
+
+    assert api.status_code == 200 and site.status_code == 200
+    assert api.headers["X-Content-Type-Options"] == "nosniff"
+    assert api.headers["Referrer-Policy"] == site.headers["Referrer-Policy"]
+    assert "X-Frame-Options" not in api.headers and "X-Frame-Options" in site.headers
+    assert "csrftoken" not in api.headers.get("Set-Cookie", "")
+    tokens_page = httpx.get(f"{live.base_url}/api/tokens/")  # a page under /api/: full stack
+    assert tokens_page.status_code == 302 and "X-Frame-Options" in tokens_page.headers
