@@ -259,6 +259,8 @@ LOGGING = {
 API_MAX_REQUEST_BYTES = envint("STUDIO_API_MAX_REQUEST_BYTES", 256 * 1024)
 API_RATE_PER_S = float(env("STUDIO_API_RATE_PER_S", "50"))
 API_RATE_BURST = envint("STUDIO_API_RATE_BURST", 200)
+# Seconds a process trusts a token it has looked up; a revoked one is refused within this.
+API_TOKEN_CACHE_S = float(env("STUDIO_API_TOKEN_CACHE_S", "5"))
 API_STEP_TIMEOUT = envint("STUDIO_API_STEP_TIMEOUT", 300)
 # The sweeper that sends again the tasks of work whose message was lost (studio/lib/sweep.py).
 SWEEP_EVERY_S = float(env("STUDIO_SWEEP_EVERY_S", "30"))

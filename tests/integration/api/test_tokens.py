@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 import pytest
+from django.utils import timezone
 
 from studio.api.models import ApiToken
-from studio.api.services import token_create, token_revoke
+from studio.api.services import token_authenticate, token_create, token_revoke
 
 pytestmark = pytest.mark.django_db
 
@@ -54,3 +56,31 @@ def test_a_user_cannot_revoke_someone_elses_token(client, alice, django_user_mod
     assert client.post(f"/api/tokens/{token.pk}/revoke").status_code == 404
     token.refresh_from_db()
     assert token.revoked_at is None
+
+
+def test_a_looked_up_token_is_trusted_for_a_few_seconds_then_checked_again(
+    alice, settings, monkeypatch, django_assert_num_queries
+):
+    """A trainer's hundreds of steps a second do not each look the token up; a revocation
+    by another process (here: straight in the database) holds within API_TOKEN_CACHE_S."""
+    settings.API_TOKEN_CACHE_S = 5
+    token, clear = token_create(user=alice, name="ppo")
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+
+    assert token_authenticate(clear=clear) is not None  # looked up (and last_used_at set)
+    with django_assert_num_queries(0):
+        assert token_authenticate(clear=clear) is not None
+    ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+    now[0] += 4.9
+    assert token_authenticate(clear=clear) is not None  # still within the 5 s
+    now[0] += 0.2
+    assert token_authenticate(clear=clear) is None
+
+
+def test_a_token_revoked_in_this_process_is_refused_at_once(alice, settings):
+    settings.API_TOKEN_CACHE_S = 60
+    token, clear = token_create(user=alice, name="ppo")
+    assert token_authenticate(clear=clear) is not None
+    token_revoke(token=token)
+    assert token_authenticate(clear=clear) is None
