@@ -578,6 +578,8 @@ class Row:
             "studio_steps_ok": len(s.latencies),
             "studio_failed_steps": sum(s.errors.values()),
             "studio_failed_resets": sum(s.reset_errors.values()),
+            "studio_errors": dict(s.errors),
+            "studio_reset_errors": dict(s.reset_errors),
             "studio_cut": s.cut,
             "studio_unfinished": s.unfinished,
             "studio_cpu_ms_per_step": 1000 * own / s.done if s.done else None,
