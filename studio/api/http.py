@@ -27,9 +27,10 @@ from studio.api.ratelimit import rate_limit_take
 from studio.api.services import token_authenticate
 from studio.api.tokens import bearer_token
 from studio.episodes.models import Episode, Step
-from studio.episodes.services import listening_to, step_wait
+from studio.episodes.services import step_wait
 from studio.errors import StudioError
 from studio.lib.db import Priority, db_call
+from studio.lib.inbox import Inbox, listening
 
 MAX_ID = 2**63 - 1
 #: Seconds a client is told to wait when the database pool is exhausted.
@@ -53,7 +54,8 @@ class AwaitStep:
     step_id: int
     timeout: float
     then: Callable[[Step], HttpResponseBase]
-    #: The episode's channel-layer group, where the step's final message arrives.
+    #: The episode's step-ends group (:meth:`Episode.step_ends_group_for`), where the
+    #: step's final message arrives.
     group: str = ""
 
 
@@ -87,7 +89,7 @@ def api_view(*methods: str, auth: bool = True, episode_arg: str = "") -> Callabl
     ``body`` the parsed JSON object of a POST (else None).
 
     ``episode_arg`` names the path argument that is the episode a returned
-    :class:`AwaitStep` waits on: the wrapper then listens to its group before the view
+    :class:`AwaitStep` waits on: the wrapper then listens to its step-ends group before the view
     runs, so the wait needs no read of the step to catch an end it could have missed.
     """
 
@@ -109,9 +111,9 @@ def api_view(*methods: str, auth: bool = True, episode_arg: str = "") -> Callabl
         @wraps(view)
         async def wrapper(request: HttpRequest, **kwargs: Any) -> HttpResponseBase:
             if not episode_arg:
-                return await _respond(partial(start, **kwargs), request, "")
-            async with listening_to(Episode.group_for(kwargs[episode_arg])) as channel:
-                return await _respond(partial(start, **kwargs), request, channel)
+                return await _respond(partial(start, **kwargs), request, None)
+            async with listening(Episode.step_ends_group_for(kwargs[episode_arg])) as inbox:
+                return await _respond(partial(start, **kwargs), request, inbox)
 
         return wrapper
 
@@ -119,7 +121,9 @@ def api_view(*methods: str, auth: bool = True, episode_arg: str = "") -> Callabl
 
 
 async def _respond(
-    start: Callable[[HttpRequest], HttpResponseBase | AwaitStep], request: HttpRequest, channel: str
+    start: Callable[[HttpRequest], HttpResponseBase | AwaitStep],
+    request: HttpRequest,
+    inbox: Inbox | None,
 ) -> HttpResponseBase:
     """The view's answer, or, for an :class:`AwaitStep`, the answer once its step has ended."""
     result: HttpResponseBase | AwaitStep = await db_call(
@@ -127,7 +131,7 @@ async def _respond(
     )
     if not isinstance(result, AwaitStep):
         return result
-    step = await step_wait(result.step_id, result.timeout, group=result.group, channel=channel)
+    step = await step_wait(result.step_id, result.timeout, group=result.group, inbox=inbox)
     return await _finish(result, step)
 
 

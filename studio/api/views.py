@@ -41,7 +41,7 @@ from studio.api.models import ApiToken, CompletionSession
 from studio.api.openapi import openapi_schema
 from studio.api.selectors import env_get_for, scenario_get_for, scenario_list_for
 from studio.api.services import env_create, env_step_finish
-from studio.episodes.models import Step, StepStatus
+from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.services import episode_close, step_submit, step_wait
 
 
@@ -122,7 +122,9 @@ def env_step_view(
             }
         )
 
-    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond, episode.group_name)
+    return AwaitStep(
+        step.pk, settings.API_STEP_TIMEOUT, respond, Episode.step_ends_group_for(episode.pk)
+    )
 
 
 @api_view("POST")
@@ -187,7 +189,12 @@ def chat_completions(
         _check_finished(step)
         return JsonResponse(_complete(model, session, step))
 
-    return AwaitStep(step.pk, settings.API_STEP_TIMEOUT, respond, session.episode.group_name)
+    return AwaitStep(
+        step.pk,
+        settings.API_STEP_TIMEOUT,
+        respond,
+        Episode.step_ends_group_for(session.episode_id),
+    )
 
 
 def _complete(model: str, session: CompletionSession, step: Step) -> dict[str, Any]:

@@ -94,6 +94,12 @@ class Episode(models.Model):
         """:attr:`group_name` without loading the episode."""
         return f"episode-{episode_id}"
 
+    @staticmethod
+    def step_ends_group_for(episode_id: int) -> str:
+        """The group that gets only the message of each step's end, not its stream: what
+        an env API call waiting for a step listens to (studio/lib/inbox.py)."""
+        return f"episode-{episode_id}-ends"
+
 
 class StepStatus(models.TextChoices):
     PENDING = "pending", "Pending"

@@ -38,6 +38,7 @@ from studio.episodes.rewards import scenario_rules
 from studio.episodes.selectors import backend_spec, episode_state
 from studio.lib import stream_buffer
 from studio.lib.channels import DELTA, STEP
+from studio.lib.inbox import addressed
 from studio.lib.step_loop import backend_for, endpoint_slot, run_db
 from studio.lib.tasks import dispatch
 
@@ -313,6 +314,9 @@ class StepRun:
         if layer is not None:
             message = {"type": STEP, "step_id": step.pk, "seq": seq, "final": final}
             await layer.group_send(group, message)
+            if final:
+                ends = Episode.step_ends_group_for(step.episode_id)
+                await layer.group_send(ends, addressed(ends, message))
 
 
 async def _close(backend: Any) -> None:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from channels.layers import get_channel_layer
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Exists, F, OuterRef, Subquery
@@ -35,6 +34,7 @@ from studio.episodes.models import (
 from studio.errors import Busy, Closed, RejectedInput
 from studio.lib.channels import PROGRESS, STEP, send_to_group
 from studio.lib.db import Priority, db_call
+from studio.lib.inbox import Inbox, addressed, listening
 from studio.lib.tasks import dispatch
 from studio.worlds.models import Scenario, WorldRevision
 
@@ -382,6 +382,9 @@ def publish_step(step: Step) -> None:
         "final": step.status in FINISHED,
     }
     send_to_group(step.episode.group_name, message)
+    if message["final"]:
+        ends = Episode.step_ends_group_for(step.episode_id)
+        send_to_group(ends, addressed(ends, message))
 
 
 def publish_episode(episode: Episode) -> None:
@@ -397,44 +400,30 @@ FINISHED = (StepStatus.DONE, StepStatus.FAILED, StepStatus.CANCELLED)
 MAX_POLL_S = 5.0
 
 
-@contextlib.asynccontextmanager
-async def listening_to(group: str) -> AsyncIterator[str]:
-    """A channel of this process in ``group`` for as long as the block runs ("" with no
-    channel layer): the episode's step messages reach it from the moment it is entered."""
-    layer = get_channel_layer()
-    if layer is None:
-        yield ""
-        return
-    channel: str = await layer.new_channel()
-    await layer.group_add(group, channel)
-    try:
-        yield channel
-    finally:
-        await layer.group_discard(group, channel)
-
-
-async def step_wait(step_id: int, timeout: float, *, group: str = "", channel: str = "") -> Step:
+async def step_wait(
+    step_id: int, timeout: float, *, group: str = "", inbox: Inbox | None = None
+) -> Step:
     """The step once it is done, failed or cancelled, or as it stands after ``timeout``.
 
-    Listens on the episode's ``group`` (wakes at once on the step's final message) and
-    also re-reads the row, every second and then less often, so it works whatever the
-    channel layer does (embedded, Redis, or a message dropped over capacity). Given the
-    group, it joins before its first read, so a step that ends in between is still
-    seen and no read is spent on finding the group. Given a ``channel`` that was already
-    in the group before the step was submitted (:func:`listening_to`), the step's end
-    cannot have been missed, so it does not read the row until a message or a poll says
-    to. A read that finds the connection pool busy is simply tried again at the next
-    poll: the step runs on regardless, and failing the wait would make the client send
-    it again.
+    Listens to the episode's step-ends group (:meth:`Episode.step_ends_group_for`;
+    wakes at once on the step's final message) and also re-reads the row, every second
+    and then less often, so it works whatever the channel layer does (embedded, Redis,
+    or a message dropped over capacity). Given the ``group``, it joins before its first
+    read, so a step that ends in between is still seen and no read is spent on finding
+    the group. Given an ``inbox`` that was already listening before the step was
+    submitted (:func:`studio.lib.inbox.listening`), the step's end cannot have been
+    missed, so it does not read the row until a message or a poll says to. A read that
+    finds the connection pool busy is simply tried again at the next poll: the step
+    runs on regardless, and failing the wait would make the client send it again.
     """
-    if channel:
-        return await _wait_listening(step_id, timeout, channel, read_first=False)
+    if inbox is not None:
+        return await _wait_listening(step_id, timeout, inbox, read_first=False)
     if not group:
         step = await _read_waited_step(step_id, None, time.monotonic() + timeout)
         if step.status in FINISHED:
             return step
-        group = step.episode.group_name
-    async with listening_to(group) as joined:
+        group = Episode.step_ends_group_for(step.episode_id)
+    async with listening(group) as joined:
         return await _wait_listening(step_id, timeout, joined, read_first=True)
 
 
@@ -455,31 +444,29 @@ async def _read_waited_step(step_id: int, last: Step | None, give_up: float) -> 
             await asyncio.sleep(1)
 
 
-async def _wait_listening(step_id: int, timeout: float, channel: str, *, read_first: bool) -> Step:
-    layer = get_channel_layer() if channel else None
+async def _wait_listening(
+    step_id: int, timeout: float, inbox: Inbox | None, *, read_first: bool
+) -> Step:
     deadline = time.monotonic() + timeout
-    delay = 1.0 if layer is not None else 0.05
+    delay = 1.0 if inbox is not None else 0.05
     last: Step | None = None
-    if not read_first:  # the first look is a message, or the first poll
+    if inbox is not None and not read_first:  # the first look is a message, or the first poll
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(_next_step_message(layer, channel, step_id), delay)
+            await asyncio.wait_for(_step_ended(inbox, step_id), delay)
     while True:
         last = await _read_waited_step(step_id, last, deadline)
         left = deadline - time.monotonic()
         if last.status in FINISHED or left <= 0:
             return last
         wait = min(delay, left)
-        if layer is not None:
+        if inbox is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(_next_step_message(layer, channel, step_id), wait)
+                await asyncio.wait_for(_step_ended(inbox, step_id), wait)
         else:
             await asyncio.sleep(wait)
         delay = min(delay * 2, MAX_POLL_S)
 
 
-async def _next_step_message(layer: Any, channel: str, step_id: int) -> None:
-    while True:
-        message = await layer.receive(channel)
-        is_step = message.get("type") == STEP and message.get("step_id") == step_id
-        if is_step and message.get("final", True):  # not the "now running" message
-            return
+async def _step_ended(inbox: Inbox, step_id: int) -> None:
+    while (await inbox.get()).get("step_id") != step_id:
+        pass

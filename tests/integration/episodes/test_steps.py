@@ -11,10 +11,11 @@ from django.utils import timezone
 
 from simulator.errors import InvalidAction
 from studio.episodes import services
-from studio.episodes.models import Step
+from studio.episodes.models import Episode, Step
 from studio.episodes.tasks import run_step
 from studio.errors import RejectedInput
 from studio.lib import db as studio_db
+from studio.lib import inbox
 from studio.lib import stream_buffer
 from studio.lib.tasks import wait_for_inprocess_tasks
 from tests.integration.episodes import helpers
@@ -193,8 +194,8 @@ def test_step_wait_returns_the_finished_step(model_server):
 
 
 def test_a_wait_listening_since_before_the_submit_reads_the_step_once(model_server, monkeypatch):
-    """The env API listens to the episode's group before it submits: the step's final
-    message is what it waits for, and the row is read once, for the answer."""
+    """The env API listens to the episode's step-ends group before it submits: the step's
+    final message is what it waits for, and the row is read once, for the answer."""
     project, user = helpers.project_with()
     episode = helpers.episode(project, user, model=helpers.endpoint(project, model_server.base_url))
     reads: list[object] = []
@@ -206,14 +207,34 @@ def test_a_wait_listening_since_before_the_submit_reads_the_step_once(model_serv
     monkeypatch.setattr(services, "db_call", counting_db_call)
 
     async def submit_and_wait() -> Step:
-        async with services.listening_to(episode.group_name) as channel:
+        async with inbox.listening(Episode.step_ends_group_for(episode.pk)) as listened:
             step = await asyncio.to_thread(services.step_submit, episode=episode, action="id")
-            return await services.step_wait(step.pk, timeout=30, channel=channel)
+            return await services.step_wait(step.pk, timeout=30, inbox=listened)
 
     finished = asyncio.run(submit_and_wait())
 
     assert finished.status == "done" and finished.observation
     assert len(reads) == 1
+
+
+def test_the_step_ends_group_gets_each_step_end_and_nothing_of_its_stream(model_server):
+    """What an env API wait listens to: one message per step, when it has ended (the
+    deltas and the "now running" message go to the pages' group only)."""
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user, model=helpers.endpoint(project, model_server.base_url))
+
+    async def listen_through_a_step() -> tuple[Step, list[dict[str, object]]]:
+        async with inbox.listening(Episode.step_ends_group_for(episode.pk)) as listened:
+            assert listened is not None
+            step = await asyncio.to_thread(services.step_submit, episode=episode, action="id")
+            first = await asyncio.wait_for(listened.get(), 30)
+            done = await asyncio.to_thread(helpers.wait_for_step, step.pk)
+            return done, [first, *(listened.get_nowait() for _ in range(listened.qsize()))]
+
+    step, messages = asyncio.run(listen_through_a_step())
+
+    assert step.status == "done" and step.partial_seq > 1  # it streamed several deltas
+    assert [(m["type"], m["step_id"], m["final"]) for m in messages] == [("step", step.pk, True)]
 
 
 @pytest.mark.slow

@@ -1,0 +1,82 @@
+"""Listening to groups through one receiver per event loop, on a real Redis channel layer."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from channels_redis.core import RedisChannelLayer
+
+from studio.lib import inbox
+
+LISTENERS = 200
+
+
+class CountingLayer(RedisChannelLayer):  # type: ignore[misc]
+    """Counts the receives in flight at once. (Capacity as in the settings: every channel
+    of a process shares one Redis key, and the capacity is counted on that key.)"""
+
+    def __init__(self, url: str) -> None:
+        prefix = f"test-inbox-{uuid.uuid4().hex[:8]}"
+        super().__init__(hosts=[url], prefix=prefix, capacity=1000)
+        self.receiving = self.most_receiving = 0
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        self.receiving += 1
+        self.most_receiving = max(self.most_receiving, self.receiving)
+        try:
+            message: dict[str, Any] = await super().receive(channel)
+            return message
+        finally:
+            self.receiving -= 1
+
+
+@pytest.fixture
+def layer(redis_service: str, monkeypatch: pytest.MonkeyPatch) -> CountingLayer:
+    counting = CountingLayer(redis_service)
+    monkeypatch.setattr(inbox, "get_channel_layer", lambda: counting)
+    return counting
+
+
+def test_many_listeners_share_one_receive_and_each_gets_only_its_group(
+    layer: CountingLayer,
+) -> None:
+    async def listen(number: int, everyone_in: asyncio.Barrier) -> list[dict[str, Any]]:
+        group = f"g-{number}"
+        async with inbox.listening(group) as listened:
+            assert listened is not None
+            await everyone_in.wait()
+            await layer.group_send(group, inbox.addressed(group, {"type": "t", "n": number}))
+            # A wait with a timeout that runs out costs nothing: the queue is in-process.
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(asyncio.Event().wait(), 0.01)
+            first = await asyncio.wait_for(listened.get(), 30)
+            return [first, *(listened.get_nowait() for _ in range(listened.qsize()))]
+
+    async def run() -> tuple[list[list[dict[str, Any]]], inbox._Receiver, int]:
+        everyone_in = asyncio.Barrier(LISTENERS)
+        received = await asyncio.gather(*(listen(n, everyone_in) for n in range(LISTENERS)))
+        receiver = inbox._receivers[asyncio.get_running_loop()]
+        await asyncio.sleep(0.5)  # the stop message reaches the receive loop
+        return received, receiver, layer.receiving
+
+    received, receiver, still_receiving = asyncio.run(run())
+
+    assert [[m["n"] for m in messages] for messages in received] == [[n] for n in range(LISTENERS)]
+    assert layer.most_receiving == 1
+    # Once nothing is listened to, the receive loop has stopped, on its own message.
+    assert receiver.groups == {} and receiver.task is None and still_receiving == 0
+
+
+def test_a_group_stays_joined_while_one_of_its_listeners_remains(layer: CountingLayer) -> None:
+    async def run() -> list[int]:
+        async with inbox.listening("shared") as first:
+            async with inbox.listening("shared") as second:
+                assert first is not None and second is not None
+            await layer.group_send("shared", inbox.addressed("shared", {"type": "t", "n": 1}))
+            message = await asyncio.wait_for(first.get(), 30)
+            return [message["n"], second.qsize()]
+
+    assert asyncio.run(run()) == [1, 0]
