@@ -98,7 +98,7 @@ class Episode(models.Model):
     def step_ends_group_for(episode_id: int) -> str:
         """The group that gets only the message of each step's end, not its stream: what
         an env API call waiting for a step listens to (studio/lib/inbox.py)."""
-        return f"episode-{episode_id}-ends"
+        return f"{Episode.group_for(episode_id)}-ends"
 
 
 class StepStatus(models.TextChoices):

@@ -15,8 +15,7 @@ from studio.episodes.models import Episode, Step
 from studio.episodes.tasks import run_step
 from studio.errors import RejectedInput
 from studio.lib import db as studio_db
-from studio.lib import inbox
-from studio.lib import stream_buffer
+from studio.lib import inbox, stream_buffer
 from studio.lib.tasks import wait_for_inprocess_tasks
 from tests.integration.episodes import helpers
 
