@@ -44,6 +44,7 @@ class _Group:
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     inboxes: set[Inbox] = field(default_factory=set)
+    channel: str = ""  # the receiver's channel when the group was joined
     users: int = 0  # listeners joining, listening or leaving: the entry lives while > 0
 
 
@@ -61,9 +62,9 @@ class _Receiver:
         entry.users += 1
         inbox: Inbox = asyncio.Queue()
         async with entry.lock:
-            channel = await self._started()
             if not entry.inboxes:
-                await _best_effort(self.layer.group_add(group, channel), "joining " + group)
+                entry.channel = await self._started()
+                await _best_effort(self.layer.group_add(group, entry.channel), "joining " + group)
             entry.inboxes.add(inbox)
         return inbox
 
@@ -74,7 +75,7 @@ class _Receiver:
                 entry.inboxes.discard(inbox)
                 if not entry.inboxes:
                     await _best_effort(
-                        self.layer.group_discard(group, self.channel), "leaving " + group
+                        self.layer.group_discard(group, entry.channel), "leaving " + group
                     )
         finally:
             entry.users -= 1
@@ -85,8 +86,10 @@ class _Receiver:
 
     async def _started(self) -> str:
         if self.task is None or self.task.done():
-            self.channel = await self.layer.new_channel()
-            self.task = asyncio.ensure_future(self._receive(self.channel))
+            channel = await self.layer.new_channel()
+            if self.task is None or self.task.done():  # no other join started one meanwhile
+                self.channel = channel
+                self.task = asyncio.ensure_future(self._receive(channel))
         return self.channel
 
     async def _stop(self) -> None:
