@@ -4,7 +4,10 @@ What a trainer must be able to count on: every step it sent is answered, and the
 database holds each session's steps once, in order, all done. The killed worker's
 in-flight steps come back by redelivery (late acks; the visibility timeout is short
 here), and the step claim lets the redelivered task take over a step its dead
-worker had claimed, so the API calls waiting on them answer late, not wrongly.
+worker had claimed, so the API calls waiting on them answer late, not wrongly. A
+message the dead worker had taken off the queue but not yet recorded as unacknowledged
+is gone; the sweeper sends its step's task again (every 5 s here, for a step pending
+over 20 s), so that one answers late too.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ def stack() -> Iterator[Stack]:
                 "STUDIO_TASK_SOFT_TIME_LIMIT": "6",
                 "STUDIO_TASK_TIME_LIMIT": "8",
                 "STUDIO_VISIBILITY_TIMEOUT": "10",
+                "STUDIO_SWEEP_EVERY_S": "5",
+                "STUDIO_SWEEP_GRACE_S": "20",
             },
         ) as running,
     ):
@@ -87,7 +92,7 @@ class Run:
 
     async def __call__(self, token: str) -> list[BaseException | None]:
         killer = asyncio.create_task(self.kill_when_due())
-        async with AsyncStudioClient(self.stack.base_url, token, timeout=90) as client:
+        async with AsyncStudioClient(self.stack.base_url, token, timeout=120) as client:
             outcomes = await asyncio.gather(
                 *(self.session(client, number) for number in range(SESSIONS)),
                 return_exceptions=True,
