@@ -127,6 +127,7 @@ def test_a_worker_killed_under_256_sessions_loses_and_duplicates_nothing(stack: 
     for episode, actions in run.sent.items():
         expected = [(i + 1, action, "done") for i, action in enumerate(actions)]
         assert [row[:3] for row in steps[episode]] == expected, episode
-    # The kill hit steps in flight: some ran again on the other worker, once more.
+    # A step the kill caught in flight ran once more on the other worker, never more.
+    # (Whether the kill catches one depends on how the broker spread the tasks.)
     attempts = [row[3] for rows in steps.values() for row in rows]
-    assert max(attempts) == 2, sorted(attempts)[-5:]
+    assert max(attempts) <= 2, sorted(attempts)[-5:]
