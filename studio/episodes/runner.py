@@ -36,9 +36,9 @@ from studio.core.endpoints import in_flight_limit, is_demo_model
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
 from studio.episodes.rewards import scenario_rules
 from studio.episodes.selectors import backend_spec, episode_state
+from studio.episodes.services import step_messages
 from studio.lib import stream_buffer
-from studio.lib.channels import DELTA, STEP
-from studio.lib.inbox import addressed
+from studio.lib.channels import DELTA
 from studio.lib.step_loop import backend_for, endpoint_slot, run_db
 from studio.lib.tasks import dispatch
 
@@ -162,15 +162,14 @@ class StepRun:
         if step.attempts > 1:  # an earlier attempt's worker may have died mid-stream
             await stream_buffer.discard(step.pk)
         layer = get_channel_layer()
-        group = step.episode.group_name
-        stream = self.stream = _Stream(layer, group, step)
-        await self._publish(layer, group, step, final=False)  # now "running" on every page
+        stream = self.stream = _Stream(layer, step.episode.group_name, step)
+        await self._publish(layer, step, final=False)  # now "running" on every page
         extras = tuple(Perturbation.from_dict(p) for p in step.extra_perturbations)
         started = time.monotonic()
         try:
             backend, shared = backend_for(spec)
         except ValueError as exc:
-            await self._fail(layer, group, step, stream, "config", str(exc))
+            await self._fail(layer, step, stream, "config", str(exc))
             return
         slot = endpoint_slot(str(step.episode.endpoint_id or "default"), limit)
 
@@ -200,24 +199,24 @@ class StepRun:
             result = work.result()
         except asyncio.CancelledError:
             if cancelled:
-                await self._finish_cancelled(layer, group, step, stream)
+                await self._finish_cancelled(layer, step, stream)
                 return
             if timed_out:
-                await self._fail(layer, group, step, stream, "timeout", "the step took too long")
+                await self._fail(layer, step, stream, "timeout", "the step took too long")
                 return
             raise
         except (BackendError, MalformedOutput) as exc:
-            await self._fail(layer, group, step, stream, type(exc).__name__, str(exc))
+            await self._fail(layer, step, stream, type(exc).__name__, str(exc))
             return
         except Exception as exc:  # a bug or an unexpected backend failure: shown, retryable
             logger.exception("step %s failed", self.step_id)
-            await self._fail(layer, group, step, stream, type(exc).__name__, str(exc))
+            await self._fail(layer, step, stream, type(exc).__name__, str(exc))
             return
         finally:
             if not shared:
                 await _close(backend)
         await self._save(result, criteria, stream)
-        await self._publish(layer, group, step, seq=stream.seq)
+        await self._publish(layer, step, seq=stream.seq)
         await self.db(self._continue_agent, step.episode_id)
 
     def _flush(self, sent: dict[str, str], seq: int) -> bool:
@@ -282,16 +281,14 @@ class StepRun:
             finished_at=timezone.now(),
         )
 
-    async def _fail(
-        self, layer: Any, group: str, step: Step, stream: _Stream, kind: str, error: str
-    ) -> None:
+    async def _fail(self, layer: Any, step: Step, stream: _Stream, kind: str, error: str) -> None:
         await self.db(self._mark, StepStatus.FAILED, kind, error or kind, stream)
-        await self._publish(layer, group, step, seq=stream.seq)
+        await self._publish(layer, step, seq=stream.seq)
         await self.db(self._pause_agent, step.episode_id)
 
-    async def _finish_cancelled(self, layer: Any, group: str, step: Step, stream: _Stream) -> None:
+    async def _finish_cancelled(self, layer: Any, step: Step, stream: _Stream) -> None:
         await self.db(self._mark, StepStatus.CANCELLED, "cancelled", "Stopped.", stream)
-        await self._publish(layer, group, step, seq=stream.seq)
+        await self._publish(layer, step, seq=stream.seq)
 
     def _pause_agent(self, episode_id: int) -> None:
         Episode.objects.filter(pk=episode_id, run_status=RunStatus.RUNNING).update(
@@ -306,17 +303,12 @@ class StepRun:
 
             dispatch(agent_step, episode_id)
 
-    async def _publish(
-        self, layer: Any, group: str, step: Step, seq: int = 0, *, final: bool = True
-    ) -> None:
+    async def _publish(self, layer: Any, step: Step, seq: int = 0, *, final: bool = True) -> None:
         """Tell the episode's pages to re-render the step; ``final``: it has ended (what
         an env API call waiting for the step wakes on)."""
         if layer is not None:
-            message = {"type": STEP, "step_id": step.pk, "seq": seq, "final": final}
-            await layer.group_send(group, message)
-            if final:
-                ends = Episode.step_ends_group_for(step.episode_id)
-                await layer.group_send(ends, addressed(ends, message))
+            for to, message in step_messages(step, seq, final=final):
+                await layer.group_send(to, message)
 
 
 async def _close(backend: Any) -> None:

@@ -373,18 +373,21 @@ def agent_claim_turn(*, episode: Episode) -> bool:
 # --- Publishing to the episode's group ------------------------------------------------
 
 
+def step_messages(step: Step, seq: int, *, final: bool) -> list[tuple[str, dict[str, Any]]]:
+    """The (group, message) pairs that say a step changed: to the pages' group always,
+    and, once it has ended, to its step-ends group too (what env API waits listen to)."""
+    message = {"type": STEP, "step_id": step.pk, "seq": seq, "final": final}
+    sends = [(Episode.group_for(step.episode_id), message)]
+    if final:
+        ends = Episode.step_ends_group_for(step.episode_id)
+        sends.append((ends, addressed(ends, message)))
+    return sends
+
+
 def publish_step(step: Step) -> None:
     """Tell every browser on the episode to re-render this step (from the database)."""
-    message = {
-        "type": STEP,
-        "step_id": step.pk,
-        "seq": step.partial_seq,
-        "final": step.status in FINISHED,
-    }
-    send_to_group(step.episode.group_name, message)
-    if message["final"]:
-        ends = Episode.step_ends_group_for(step.episode_id)
-        send_to_group(ends, addressed(ends, message))
+    for group, message in step_messages(step, step.partial_seq, final=step.status in FINISHED):
+        send_to_group(group, message)
 
 
 def publish_episode(episode: Episode) -> None:
