@@ -226,6 +226,11 @@ def production(
             "STUDIO_REDIS_URL": f"redis://127.0.0.1:{services.redis_port}/0",
             "STUDIO_DATABASE_URL": f"postgres://postgres@127.0.0.1:{services.pg_port}/studio",
             "STUDIO_SECRET_KEY": uuid.uuid4().hex * 2,
+            # As deploy/.env.example runs it: DEBUG off (Django's debug cursor records
+            # every query), and plain HTTP, since no proxy terminates TLS here.
+            "STUDIO_DEBUG": "false",
+            "STUDIO_SSL_REDIRECT": "false",
+            "STUDIO_SECURE_COOKIES": "false",
             **extra_env,
         }
     )
