@@ -125,6 +125,8 @@ else:
             # Per process: web + workers x (this) must stay under Postgres's max_connections.
             pool_size=DB_POOL_SIZE,
             pool_timeout=float(env("STUDIO_DB_POOL_TIMEOUT", "5")),
+            # Prepared statements (0: none, for PgBouncer in transaction mode).
+            prepare_threshold=envint("STUDIO_DB_PREPARE_THRESHOLD", 5),
         )
     }
 

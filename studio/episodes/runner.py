@@ -296,8 +296,8 @@ class StepRun:
         )
 
     def _continue_agent(self, episode_id: int) -> None:
-        episode = Episode.objects.get(pk=episode_id)
-        if episode.run_status == RunStatus.RUNNING:
+        # Read now, not with the step: the agent may have been started or stopped meanwhile.
+        if Episode.objects.filter(pk=episode_id, run_status=RunStatus.RUNNING).exists():
             # A real cycle: the tasks module imports this one to run a claimed step.
             from studio.episodes.tasks import agent_step
 

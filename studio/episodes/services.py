@@ -434,7 +434,7 @@ async def _read_waited_step(step_id: int, last: Step | None, give_up: float) -> 
     """The step's row; on a busy pool the last one read, or a retry until ``give_up``."""
 
     def read_step() -> Step:
-        return Step.objects.select_related("episode").get(pk=step_id)
+        return Step.objects.get(pk=step_id)
 
     while True:
         try:
