@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from kombu import Connection, Exchange, Queue
+from kombu.transport import redis as kombu_redis
 
 from studio.lib import broker
 
@@ -16,7 +17,7 @@ from studio.lib import broker
 def clients_made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every synchronous Redis client the transport's channels build."""
     made: list[Any] = []
-    build = broker.redis.Channel._create_client
+    build = kombu_redis.Channel._create_client  # type: ignore[attr-defined]
 
     def counting(self: Any, asynchronous: bool = False) -> Any:
         client = build(self, asynchronous)
@@ -24,7 +25,7 @@ def clients_made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             made.append(client)
         return client
 
-    monkeypatch.setattr(broker.redis.Channel, "_create_client", counting)
+    monkeypatch.setattr(kombu_redis.Channel, "_create_client", counting)
     return made
 
 
@@ -34,7 +35,7 @@ def test_a_channel_publishes_and_acknowledges_through_one_client(
     name = f"test-broker-{uuid.uuid4().hex[:8]}"
     queue = Queue(name, Exchange(name), routing_key=name)
     with Connection(redis_service, transport=broker.Transport) as connection:
-        channel = connection.default_channel
+        channel: Any = connection.default_channel  # kombu's Redis channel
         producer = connection.Producer(channel)
         for number in range(5):
             producer.publish({"n": number}, exchange=queue.exchange, routing_key=name,

@@ -19,7 +19,7 @@ def prepared_after_repeats(dsn: str, threshold: int, repeats: int) -> int:
     alias = f"prepared-{uuid.uuid4().hex[:8]}"
     database = database_from_url(dsn, prepare_threshold=threshold)
     handler = ConnectionHandler({"default": database, alias: database})
-    connection = handler[alias]
+    connection: Any = handler[alias]  # Postgres's wrapper (close_pool)
     try:
         with connection.cursor() as cursor:
             for number in range(repeats):
