@@ -136,16 +136,15 @@ CHANNEL_LAYERS: dict[str, dict[str, Any]]
 if EMBEDDED:
     CHANNEL_LAYERS = {"default": {"BACKEND": "studio.lib.layers.InProcessChannelLayer"}}
 else:
-    # Redis pub/sub: a group send is one PUBLISH, and a process subscribes to a group once
-    # however many of its consumers or waiters are in it; receiving is reading an
-    # in-process queue. (The list-based layer cost four round trips and a Lua script per
-    # group send and served all of a process's receives through one lock; see
-    # docs/performance.md.) A message reaches only who is subscribed when it is sent:
-    # every listener here joins before it reads the state it must not miss.
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": REDIS_URL}]},
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                # A long socket timeout keeps idle consumers alive (channels_redis issue 422).
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 3600}],
+                "capacity": 1000,
+                "expiry": 60,
+            },
         }
     }
 
