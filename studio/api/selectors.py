@@ -6,8 +6,9 @@ from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from studio.api.models import ApiToken
-from studio.core.access import get_for_member
+from studio.core.access import checked_for_member, get_for_member, members_only
 from studio.episodes.models import Episode
+from studio.lib.compiled import CompiledQuery
 from studio.worlds.models import Scenario
 
 
@@ -32,13 +33,16 @@ def scenario_get_for(*, user: User, scenario_id: int, edit: bool = False) -> Sce
     )
 
 
+@CompiledQuery
+def _member_env(user_id: int, env_id: int) -> QuerySet[Episode]:
+    episodes = Episode.objects.select_related("project", "scenario", "world_revision")
+    return members_only(episodes.filter(pk=env_id), user_id).order_by("pk")[:1]
+
+
 def env_get_for(*, user: User, env_id: int, edit: bool = False) -> Episode:
-    return get_for_member(
-        user,
-        Episode.objects.select_related("project", "scenario", "world_revision"),
-        edit=edit,
-        pk=env_id,
-    )
+    """The episode if the user is a member of its project (404 otherwise, 403 for a viewer
+    when ``edit``): every env API call starts here, so its query is compiled once."""
+    return checked_for_member(_member_env.first(user.pk, env_id), edit=edit)
 
 
 def token_list_for(*, user: User) -> QuerySet[ApiToken]:

@@ -55,15 +55,27 @@ def get_for_member(
     edit: bool = False,
     **lookup: Any,
 ) -> M:
-    """Fetch one object whose ``project`` the user belongs to (with an edit role if asked).
+    """Fetch one object whose ``project`` the user belongs to (with an edit role if asked)."""
+    if not user.is_authenticated:
+        raise Http404("Not found")
+    return checked_for_member(members_only(queryset.filter(**lookup), user.pk).first(), edit=edit)
+
+
+def members_only(queryset: QuerySet[M], user_id: int) -> QuerySet[Any, M]:
+    """``queryset`` narrowed to the objects of the user's projects, each with its
+    ``member_role``.
 
     One query: a user has at most one membership per project, so the join needs no
     ``DISTINCT`` and brings the role along (this runs on every API call).
     """
-    if not user.is_authenticated:
-        raise Http404("Not found")
-    member = queryset.filter(project__memberships__user=user, **lookup)
-    obj = member.annotate(member_role=F("project__memberships__role")).first()
+    return queryset.filter(project__memberships__user_id=user_id).annotate(
+        member_role=F("project__memberships__role")
+    )
+
+
+def checked_for_member(obj: M | None, *, edit: bool) -> M:
+    """``obj`` as read through :func:`members_only`: 404 when it was not found there,
+    403 for a viewer when ``edit``."""
     if obj is None:
         raise Http404("Not found")
     if edit and obj.member_role not in EDIT_ROLES:  # type: ignore[attr-defined]

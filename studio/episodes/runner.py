@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from simulator import engine
@@ -39,6 +39,7 @@ from studio.episodes.selectors import backend_spec, episode_state
 from studio.episodes.services import step_messages
 from studio.lib import stream_buffer
 from studio.lib.channels import DELTA
+from studio.lib.compiled import CompiledQuery
 from studio.lib.step_loop import backend_for, endpoint_slot, run_db
 from studio.lib.tasks import dispatch
 
@@ -110,6 +111,19 @@ def claim_step(step_id: int) -> bool:
     return claimed == 1
 
 
+@CompiledQuery
+def _step_to_run(step_id: int) -> QuerySet[Step]:
+    """A step with what running it needs: its episode's world, endpoint and scenario."""
+    return Step.objects.select_related(
+        "episode__world_revision", "episode__endpoint", "episode__scenario"
+    ).filter(pk=step_id)
+
+
+@CompiledQuery
+def _agent_running(episode_id: int) -> QuerySet[Episode, tuple[int]]:
+    return Episode.objects.filter(pk=episode_id, run_status=RunStatus.RUNNING).values_list("pk")
+
+
 async def claim_and_run(step_id: int) -> None:
     """Run step ``step_id`` if this call claims it (a second delivery finds it taken)."""
     if await run_db(claim_step, step_id):
@@ -131,9 +145,7 @@ class StepRun:
     def _load(
         self,
     ) -> tuple[Step, EpisodeState, dict[str, Any], tuple[SuccessCriterion, ...], int]:
-        step = Step.objects.select_related(
-            "episode__world_revision", "episode__endpoint", "episode__scenario"
-        ).get(pk=self.step_id)
+        step = _step_to_run.get(self.step_id)
         episode = step.episode
         state = episode_state(episode, before=step.index)
         criteria = scenario_rules(episode.scenario).criteria
@@ -297,7 +309,7 @@ class StepRun:
 
     def _continue_agent(self, episode_id: int) -> None:
         # Read now, not with the step: the agent may have been started or stopped meanwhile.
-        if Episode.objects.filter(pk=episode_id, run_status=RunStatus.RUNNING).exists():
+        if _agent_running.first(episode_id) is not None:
             # A real cycle: the tasks module imports this one to run a claimed step.
             from studio.episodes.tasks import agent_step
 

@@ -15,6 +15,7 @@ from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.services import active_perturbations
 from studio.lib import stream_buffer
+from studio.lib.compiled import CompiledQuery
 
 
 def episodes_for_user(
@@ -43,11 +44,15 @@ def history(episode: Episode, *, before: int) -> tuple[Turn, ...]:
     tokens each, for a reasoning model) would otherwise be read for every earlier turn
     on every step.
     """
-    steps = episode.steps.filter(index__lt=before, status=StepStatus.DONE).order_by("index")
     return tuple(
-        Turn(action, observation)
-        for action, observation in steps.values_list("action", "observation")
+        Turn(action, observation) for action, observation in _turns.all(episode.pk, before)
     )
+
+
+@CompiledQuery
+def _turns(episode_id: int, before: int) -> QuerySet[Step, tuple[str, str]]:
+    steps = Step.objects.filter(episode_id=episode_id, index__lt=before, status=StepStatus.DONE)
+    return steps.order_by("index").values_list("action", "observation")
 
 
 def episode_state(episode: Episode, *, before: int) -> EpisodeState:

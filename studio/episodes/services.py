@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, OperationalError, transaction
-from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from simulator.errors import InvalidAction, InvalidPerturbation
@@ -33,6 +33,7 @@ from studio.episodes.models import (
 )
 from studio.errors import Busy, Closed, RejectedInput
 from studio.lib.channels import PROGRESS, STEP, send_to_group
+from studio.lib.compiled import CompiledQuery
 from studio.lib.db import Priority, db_call
 from studio.lib.inbox import Inbox, addressed, listening
 from studio.lib.tasks import dispatch
@@ -140,6 +141,22 @@ def episode_create(
     )
 
 
+@CompiledQuery
+def _submit_state(episode_id: int) -> QuerySet[Any, Any]:
+    """Only what may have changed since the caller read the episode, and its steps'
+    state, in one query; the world revision it loaded stays (a full refresh would cost a
+    query more)."""
+    steps = Step.objects.filter(episode=OuterRef("pk"))
+    return (
+        Episode.objects.filter(pk=episode_id)
+        .values("status", "next_perturbations")
+        .annotate(
+            last=Subquery(steps.order_by("-index").values("index")[:1]),
+            busy=Exists(steps.filter(status__in=BUSY)),
+        )
+    )
+
+
 def step_submit(
     *,
     episode: Episode,
@@ -153,18 +170,7 @@ def step_submit(
     step is pending/running (two racing submits: ``unique(episode, index)`` refuses one).
     Perturbations queued for the next step on the episode page are added and consumed.
     """
-    # Only what may have changed since the caller read it, and the steps' state, in one
-    # query; the world revision it loaded stays (a full refresh would cost a query more).
-    steps = Step.objects.filter(episode=OuterRef("pk"))
-    now = (
-        Episode.objects.filter(pk=episode.pk)
-        .values("status", "next_perturbations")
-        .annotate(
-            last=Subquery(steps.order_by("-index").values("index")[:1]),
-            busy=Exists(steps.filter(status__in=BUSY)),
-        )
-        .get()
-    )
+    now: dict[str, Any] = _submit_state.get(episode.pk)
     episode.status, episode.next_perturbations = now["status"], now["next_perturbations"]
     if episode.status != EpisodeStatus.ACTIVE:
         raise EpisodeClosed(f"episode {episode.pk} is {episode.status}")
@@ -430,11 +436,17 @@ async def step_wait(
         return await _wait_listening(step_id, timeout, joined, read_first=True)
 
 
+@CompiledQuery
+def step_by_id(step_id: int) -> QuerySet[Step]:
+    """A step's row alone: what a wait reads, once per waited step."""
+    return Step.objects.filter(pk=step_id)
+
+
 async def _read_waited_step(step_id: int, last: Step | None, give_up: float) -> Step:
     """The step's row; on a busy pool the last one read, or a retry until ``give_up``."""
 
     def read_step() -> Step:
-        return Step.objects.get(pk=step_id)
+        return step_by_id.get(step_id)
 
     while True:
         try:
