@@ -11,7 +11,7 @@ functions of the request and response, so they run here on the event loop.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from django.core.handlers.asgi import ASGIHandler
@@ -47,6 +47,22 @@ def _security(get_response: AsyncGetResponse) -> AsyncGetResponse:
 
 
 class ApiHandler(ASGIHandler):
+    async def __call__(
+        self,
+        scope: dict[str, Any],
+        receive: Callable[[], Awaitable[Mapping[str, Any]]],
+        send: Callable[[Mapping[str, Any]], Awaitable[None]],
+    ) -> None:
+        """Django's, without the ``ThreadSensitiveContext`` it opens for every request.
+
+        That context makes a thread (and a thread pool) per request for the request's
+        thread-sensitive sync calls, and shuts it down after: a few per cent of the web
+        process's CPU per env step. The API's database work runs in the database lane's
+        own long-lived threads (studio/lib/db.py), so what is left thread-sensitive
+        (closing the response) shares the process's one sync thread instead.
+        """
+        await self.handle(scope, receive, send)
+
     def load_middleware(self, is_async: bool = False) -> None:
         """What Django's loader builds for an empty ``MIDDLEWARE``, with :func:`_security`
         around the view (the attributes are Django's ``BaseHandler``'s, untyped in its stubs)."""
