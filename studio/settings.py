@@ -136,15 +136,13 @@ CHANNEL_LAYERS: dict[str, dict[str, Any]]
 if EMBEDDED:
     CHANNEL_LAYERS = {"default": {"BACKEND": "studio.lib.layers.InProcessChannelLayer"}}
 else:
+    # Redis pub/sub, retried across a Redis restart (studio/lib/pubsub_layer.py says why).
+    # A message reaches only who is subscribed when it is sent: every listener here joins
+    # before it reads the state it must not miss.
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {
-                # A long socket timeout keeps idle consumers alive (channels_redis issue 422).
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 3600}],
-                "capacity": 1000,
-                "expiry": 60,
-            },
+            "BACKEND": "studio.lib.pubsub_layer.ReconnectingPubSubChannelLayer",
+            "CONFIG": {"hosts": [{"address": REDIS_URL}]},
         }
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,6 +20,8 @@ from studio.core.endpoints import (
     describe_spec,
     prompt_layout,
 )
+from studio.lib.channels import group_name
+from studio.lib.inbox import addressed, listening
 
 TIMEOUT_S = 3.0
 
@@ -52,10 +55,14 @@ async def check_channel_layer() -> Check:
     backend = type(layer).__name__ if layer is not None else "none"
     if layer is None:
         return Check(False, "no channel layer configured", {"backend": backend})
+    # Through a group, as every message of the studio goes, and left when done (a pub/sub
+    # layer's channel of its own would stay subscribed after each check).
+    group = group_name("health", uuid.uuid4().hex)
     try:
-        channel = await layer.new_channel()
-        await layer.send(channel, {"type": "health.ping"})
-        message = await asyncio.wait_for(layer.receive(channel), TIMEOUT_S)
+        async with listening(group) as inbox:
+            assert inbox is not None
+            await layer.group_send(group, addressed(group, {"type": "health.ping"}))
+            message = await asyncio.wait_for(inbox.get(), TIMEOUT_S)
     except Exception as exc:
         return Check(False, f"{backend}: {exc!r}", {"backend": backend})
     ok = message.get("type") == "health.ping"

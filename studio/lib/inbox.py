@@ -1,16 +1,17 @@
 """Listening to channel-layer groups from coroutines, through one receiver per event loop.
 
-Why: channels_redis serves all of a process's channels from one Redis key behind one
-receive lock, and a ``receive`` cancelled by a timeout can take seconds to unwind.
-When every waiting env API call had a channel of its own and waited on it with a
-timeout, 1 s waits under 256 concurrent sessions came back after 12-40 s, and calls
-whose step had long ended timed out. So each event loop keeps one channel and one
-receive loop that is never cancelled; a waiter gets its group's messages from an
-in-process queue, which is safe to wait on with a timeout.
+Why: every waiting env API call listens to its episode's step-ends group. With a
+channel each, a process would subscribe and unsubscribe a channel per call and keep a
+receive per waiter; with the list-based Redis layer this studio used before, those
+receives shared one Redis key behind one lock, and one cancelled by a timeout took
+seconds to unwind (1 s waits under 256 sessions came back after 12-40 s). So each
+event loop keeps one channel and one receive loop; a group is joined once however many
+waiters listen to it, and a waiter reads an in-process queue, which is safe to wait on
+with a timeout.
 
 A group send does not say which group it went through, so a message sent to a group
-listened to here names it (:func:`addressed`). The receive loop stops, by a message
-to itself rather than a cancelled receive, once nothing is listened to.
+listened to here names it (:func:`addressed`). The receive loop is cancelled once
+nothing is listened to (the pub/sub layer then drops the channel's subscription).
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from channels.layers import get_channel_layer
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 #: The messages of one group, from the moment its listener joined.
 Inbox = asyncio.Queue[dict[str, Any]]
-
-_STOP = "inbox.stop"
 
 
 def addressed(group: str, message: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +56,7 @@ class _Receiver:
         self.layer = layer
         self.channel = ""
         self.task: asyncio.Task[None] | None = None
+        self.starting = asyncio.Lock()  # one channel at a time: a second would never be dropped
         self.groups: dict[str, _Group] = {}
 
     async def join(self, group: str) -> Inbox:
@@ -63,8 +65,7 @@ class _Receiver:
         inbox: Inbox = asyncio.Queue()
         async with entry.lock:
             if not entry.inboxes:
-                entry.channel = await self._started()
-                await _best_effort(self.layer.group_add(group, entry.channel), "joining " + group)
+                entry.channel = await _best_effort(self._joined(group), "joining " + group) or ""
             entry.inboxes.add(inbox)
         return inbox
 
@@ -82,23 +83,23 @@ class _Receiver:
             if entry.users == 0:
                 del self.groups[group]
             if not self.groups:
-                await self._stop()
+                self._stop()
 
-    async def _started(self) -> str:
-        if self.task is None or self.task.done():
-            channel = await self.layer.new_channel()
-            if self.task is None or self.task.done():  # no other join started one meanwhile
-                self.channel = channel
-                self.task = asyncio.ensure_future(self._receive(channel))
-        return self.channel
+    async def _joined(self, group: str) -> str:
+        """The receiver's channel, now in ``group``."""
+        async with self.starting:
+            if self.task is None or self.task.done():
+                self.channel = await self.layer.new_channel()
+                self.task = asyncio.ensure_future(self._receive(self.channel))
+            channel = self.channel
+        await self.layer.group_add(group, channel)
+        return channel
 
-    async def _stop(self) -> None:
-        # Forgotten before the send, so that a join meanwhile starts a new channel.
-        task, channel, self.task = self.task, self.channel, None
-        if task is not None and not task.done():
-            stop = self.layer.send(channel, {"type": _STOP})
-            if not await _best_effort(stop, "stopping the receiver"):
-                task.cancel()  # slow to unwind, but nothing waits for it
+    def _stop(self) -> None:
+        # Forgotten first, so that a join meanwhile starts a new channel.
+        task, self.task = self.task, None
+        if task is not None:
+            task.cancel()
 
     async def _receive(self, channel: str) -> None:
         while True:
@@ -108,22 +109,20 @@ class _Receiver:
                 logger.warning("receiving on %s failed; trying again", channel, exc_info=True)
                 await asyncio.sleep(1)
                 continue
-            if message.get("type") == _STOP:
-                return
             entry = self.groups.get(message.get("group", ""))
             for inbox in entry.inboxes if entry is not None else ():
                 inbox.put_nowait(message)
 
 
-async def _best_effort(operation: Awaitable[None], what: str) -> bool:
-    """Whether ``operation`` went through. Why not raise: a waiter that misses its
-    group's messages still polls the database, and an env call must not fail over it."""
+async def _best_effort(operation: Awaitable[T], what: str) -> T | None:
+    """What ``operation`` returns, or None when it failed. Why not raise: a waiter that
+    misses its group's messages still polls the database, and an env call must not fail
+    over it."""
     try:
-        await operation
+        return await operation
     except Exception:
         logger.warning("%s failed", what, exc_info=True)
-        return False
-    return True
+        return None
 
 
 _receivers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Receiver] = (

@@ -1,4 +1,5 @@
-"""Listening to groups through one receiver per event loop, on a real Redis channel layer."""
+"""Listening to groups through one receiver per event loop, on the deployed Redis channel
+layer (pub/sub)."""
 
 from __future__ import annotations
 
@@ -7,30 +8,36 @@ import uuid
 from typing import Any
 
 import pytest
-from channels_redis.core import RedisChannelLayer
+import redis
+from channels_redis.pubsub import RedisPubSubChannelLayer
 
 from studio.lib import inbox
 
 LISTENERS = 200
 
 
-class CountingLayer(RedisChannelLayer):  # type: ignore[misc]
-    """Counts the receives in flight at once. (Capacity as in the settings: every channel
-    of a process shares one Redis key, and the capacity is counted on that key.)"""
+class CountingLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
+    """Counts the receives in flight at once."""
 
     def __init__(self, url: str) -> None:
-        prefix = f"test-inbox-{uuid.uuid4().hex[:8]}"
-        super().__init__(hosts=[url], prefix=prefix, capacity=1000)
+        self.prefix = f"test-inbox-{uuid.uuid4().hex[:8]}"
+        super().__init__(hosts=[url], prefix=self.prefix)
+        self.url = url
         self.receiving = self.most_receiving = 0
 
     async def receive(self, channel: str) -> dict[str, Any]:
         self.receiving += 1
         self.most_receiving = max(self.most_receiving, self.receiving)
         try:
-            message: dict[str, Any] = await super().receive(channel)
+            message: dict[str, Any] = await self._get_layer().receive(channel)
             return message
         finally:
             self.receiving -= 1
+
+    def subscribed(self) -> int:
+        """Redis's count of this layer's subscribed channels (groups and the inbox's own)."""
+        with redis.Redis.from_url(self.url) as client:
+            return len(client.pubsub_channels(f"{self.prefix}*"))
 
 
 @pytest.fixture
@@ -55,19 +62,20 @@ def test_many_listeners_share_one_receive_and_each_gets_only_its_group(
             first = await asyncio.wait_for(listened.get(), 30)
             return [first, *(listened.get_nowait() for _ in range(listened.qsize()))]
 
-    async def run() -> tuple[list[list[dict[str, Any]]], inbox._Receiver, int]:
+    async def run() -> tuple[list[list[dict[str, Any]]], inbox._Receiver, int, int]:
         everyone_in = asyncio.Barrier(LISTENERS)
         received = await asyncio.gather(*(listen(n, everyone_in) for n in range(LISTENERS)))
         receiver = inbox._receivers[asyncio.get_running_loop()]
-        await asyncio.sleep(0.5)  # the stop message reaches the receive loop
-        return received, receiver, layer.receiving
+        await asyncio.sleep(0.5)  # the cancelled receive unwinds
+        return received, receiver, layer.receiving, layer.subscribed()
 
-    received, receiver, still_receiving = asyncio.run(run())
+    received, receiver, still_receiving, still_subscribed = asyncio.run(run())
 
     assert [[m["n"] for m in messages] for messages in received] == [[n] for n in range(LISTENERS)]
     assert layer.most_receiving == 1
-    # Once nothing is listened to, the receive loop has stopped, on its own message.
+    # Once nothing is listened to, the receive loop has stopped and nothing stays subscribed.
     assert receiver.groups == {} and receiver.task is None and still_receiving == 0
+    assert still_subscribed == 0
 
 
 def test_a_group_stays_joined_while_one_of_its_listeners_remains(layer: CountingLayer) -> None:
@@ -75,8 +83,9 @@ def test_a_group_stays_joined_while_one_of_its_listeners_remains(layer: Counting
         async with inbox.listening("shared") as first:
             async with inbox.listening("shared") as second:
                 assert first is not None and second is not None
+            subscribed = layer.subscribed()  # the group and the receiver's channel
             await layer.group_send("shared", inbox.addressed("shared", {"type": "t", "n": 1}))
             message = await asyncio.wait_for(first.get(), 30)
-            return [message["n"], second.qsize()]
+            return [message["n"], second.qsize(), subscribed]
 
-    assert asyncio.run(run()) == [1, 0]
+    assert asyncio.run(run()) == [1, 0, 2]

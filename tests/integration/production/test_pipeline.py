@@ -20,7 +20,7 @@ def test_healthz_reports_production_parts(stack: Stack):
 
     assert data["mode"] == "production"
     assert data["database"]["vendor"] == "postgresql" and data["database"]["ok"]
-    assert data["channel_layer"]["backend"] == "RedisChannelLayer"
+    assert data["channel_layer"]["backend"] == "ReconnectingPubSubChannelLayer"
     assert data["channel_layer"]["ok"] is True
     assert data["tasks"]["runner"] == "celery"
     assert any(name.startswith("w1@") for name in data["tasks"]["workers"])
