@@ -9,6 +9,7 @@ pool empty. Every place that waits calls :func:`release_connection` first.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import enum
 import heapq
 import itertools
@@ -87,7 +88,9 @@ class _Lane:
     The threads are the loop's own and live as long as it does. Why not Django's
     ``sync_to_async``: inside a request it runs calls in a thread made for that request
     (``ThreadSensitiveContext``), so every API call started a thread and built a new
-    database wrapper in it; as many long-lived threads as slots reuse both.
+    database wrapper in it; as many long-lived threads as slots reuse both. Even given
+    these threads, ``sync_to_async`` costs about 110 µs of CPU per call against 66 µs
+    for the executor handoff done here, and a step makes several such calls.
     """
 
     gate: _Gate
@@ -127,7 +130,8 @@ async def db_call(function: Callable[..., T], *args: Any, priority: Priority = P
         if settings.DB_CALLS_IN_REQUEST_THREAD:
             result: T = await sync_to_async(call)()
         else:
-            result = await sync_to_async(call, thread_sensitive=False, executor=lane.threads)()
+            context = contextvars.copy_context()
+            result = await loop.run_in_executor(lane.threads, context.run, call)
         return result
     finally:
         lane.gate.release()
