@@ -124,10 +124,15 @@ def _agent_running(episode_id: int) -> QuerySet[Episode, tuple[int]]:
     return Episode.objects.filter(pk=episode_id, run_status=RunStatus.RUNNING).values_list("pk")
 
 
+#: What running a step needs, read with its claim: the step, the episode's state
+#: before it, the backend spec, the scenario's success criteria and the endpoint's
+#: in-flight limit.
+_Loaded = tuple[Step, EpisodeState, dict[str, Any], tuple[SuccessCriterion, ...], int]
+
+
 async def claim_and_run(step_id: int) -> None:
     """Run step ``step_id`` if this call claims it (a second delivery finds it taken)."""
-    if await run_db(claim_step, step_id):
-        await StepRun(step_id).run()
+    await StepRun(step_id).run()
 
 
 class StepRun:
@@ -142,9 +147,12 @@ class StepRun:
     async def db(self, function: Callable[..., T], *args: Any) -> T:
         return await run_db(function, *args)
 
-    def _load(
-        self,
-    ) -> tuple[Step, EpisodeState, dict[str, Any], tuple[SuccessCriterion, ...], int]:
+    def _claim_and_load(self) -> _Loaded | None:
+        """Claim the step and read what running it needs, in one trip to a database
+        thread (each trip costs the worker's loop a thread handoff); None when another
+        delivery has it."""
+        if not claim_step(self.step_id):
+            return None
         step = _step_to_run.get(self.step_id)
         episode = step.episode
         state = episode_state(episode, before=step.index)
@@ -159,7 +167,10 @@ class StepRun:
                 await stream_buffer.discard(self.step_id)
 
     async def _run(self) -> None:
-        step, state, spec, criteria, limit = await self.db(self._load)
+        loaded = await self.db(self._claim_and_load)
+        if loaded is None:
+            return
+        step, state, spec, criteria, limit = loaded
         sampling = state.sampling or state.world.sampling
         demo = is_demo_model(spec)
         self.request_telemetry = {
@@ -227,9 +238,8 @@ class StepRun:
         finally:
             if not shared:
                 await _close(backend)
-        await self._save(result, criteria, stream)
+        await self.db(self._save_result, result, criteria, stream, step.episode_id)
         await self._publish(layer, step, seq=stream.seq)
-        await self.db(self._continue_agent, step.episode_id)
 
     def _flush(self, sent: dict[str, str], seq: int) -> bool:
         """Store the stream so far; True when the step was asked to stop."""
@@ -241,8 +251,13 @@ class StepRun:
         return Step.objects.filter(pk=self.step_id, cancel_requested=True).exists()
 
     def _save_result(
-        self, result: StepResult, criteria: tuple[SuccessCriterion, ...], stream: _Stream
+        self,
+        result: StepResult,
+        criteria: tuple[SuccessCriterion, ...],
+        stream: _Stream,
+        episode_id: int,
     ) -> None:
+        """Store the result and end the episode or let its agent go on, in one trip."""
         outcome = evaluate_success(criteria, result.observation)
         telemetry: dict[str, Any] = {
             **self.request_telemetry,
@@ -269,17 +284,11 @@ class StepRun:
             finished_at=timezone.now(),
         )
         if outcome.terminated:
-            Episode.objects.filter(pk=self._episode_id()).update(
+            Episode.objects.filter(pk=episode_id).update(
                 status=EpisodeStatus.DONE, run_status=RunStatus.IDLE, run_remaining=0
             )
-
-    def _episode_id(self) -> int:
-        return int(Step.objects.values_list("episode_id", flat=True).get(pk=self.step_id))
-
-    async def _save(
-        self, result: StepResult, criteria: tuple[SuccessCriterion, ...], stream: _Stream
-    ) -> None:
-        await self.db(self._save_result, result, criteria, stream)
+        else:
+            self._continue_agent(episode_id)
 
     def _mark(self, status: str, kind: str, error: str, stream: _Stream) -> None:
         Step.objects.filter(pk=self.step_id, status=StepStatus.RUNNING).update(
