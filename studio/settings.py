@@ -252,7 +252,14 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("STUDIO_LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        # Celery logs two INFO lines per task ("received", "succeeded"): at thousands
+        # of steps a minute, formatting and writing them was a measurable part of a
+        # worker's CPU per step, so they are off unless asked for.
+        "celery.worker.strategy": {"level": env("STUDIO_TASK_LOG_LEVEL", "WARNING")},
+        "celery.app.trace": {"level": env("STUDIO_TASK_LOG_LEVEL", "WARNING")},
+    },
 }
 
 # The environment API (studio/api): body size, per-token rate limit, how long a step is awaited.

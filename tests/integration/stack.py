@@ -205,6 +205,8 @@ def production_stack(
             "STUDIO_REDIS_URL": f"redis://127.0.0.1:6379/{redis_db}",
             "STUDIO_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
             "STUDIO_SECRET_KEY": uuid.uuid4().hex * 2,
+            # Tests read which tasks a worker ran from its log.
+            "STUDIO_TASK_LOG_LEVEL": "INFO",
             **(extra_env or {}),
         }
     )
