@@ -415,9 +415,11 @@ async def step_wait(
     """The step once it is done, failed or cancelled, or as it stands after ``timeout``.
 
     Listens to the episode's step-ends group (:meth:`Episode.step_ends_group_for`;
-    wakes at once on the step's final message) and also re-reads the row, every second
-    and then less often, so it works whatever the channel layer does (embedded, Redis,
-    or a message dropped over capacity). Given the ``group``, it joins before its first
+    wakes at once on the step's final message) and also re-reads the row every
+    ``MAX_POLL_S``, so it works whatever the channel layer does (embedded, Redis, or a
+    message dropped over capacity). The re-reads are only insurance: at one a second
+    they were a read per step for any step that took over a second (most, with a model
+    that reasons first), on a database every step already visits several times. Given the ``group``, it joins before its first
     read, so a step that ends in between is still seen and no read is spent on finding
     the group. Given an ``inbox`` that was already listening before the step was
     submitted (:func:`studio.lib.inbox.listening`), the step's end cannot have been
@@ -463,7 +465,7 @@ async def _wait_listening(
     step_id: int, timeout: float, inbox: Inbox | None, *, read_first: bool
 ) -> Step:
     deadline = time.monotonic() + timeout
-    delay = 1.0 if inbox is not None else 0.05
+    delay = MAX_POLL_S if inbox is not None else 0.05
     last: Step | None = None
     if inbox is not None and not read_first:  # the first look is a message, or the first poll
         with contextlib.suppress(TimeoutError):
