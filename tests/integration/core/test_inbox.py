@@ -4,7 +4,9 @@ layer (pub/sub)."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,13 +19,18 @@ LISTENERS = 200
 
 
 class CountingLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
-    """Counts the receives in flight at once."""
+    """Counts the receives in flight at once, and the groups joined."""
 
     def __init__(self, url: str) -> None:
         self.prefix = f"test-inbox-{uuid.uuid4().hex[:8]}"
         super().__init__(hosts=[url], prefix=self.prefix)
         self.url = url
         self.receiving = self.most_receiving = 0
+        self.joins = 0
+
+    async def group_add(self, group: str, channel: str) -> None:
+        self.joins += 1
+        await self._get_layer().group_add(group, channel)
 
     async def receive(self, channel: str) -> dict[str, Any]:
         self.receiving += 1
@@ -40,6 +47,13 @@ class CountingLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
             return len(client.pubsub_channels(f"{self.prefix}*"))
 
 
+async def until(condition: Callable[[], bool], seconds: float = 10) -> None:
+    """Wait for ``condition``: the sweep leaves idle groups on its own schedule."""
+    give_up = time.monotonic() + seconds
+    while not condition() and time.monotonic() < give_up:
+        await asyncio.sleep(0.05)
+
+
 @pytest.fixture
 def layer(redis_service: str, monkeypatch: pytest.MonkeyPatch) -> CountingLayer:
     counting = CountingLayer(redis_service)
@@ -48,8 +62,10 @@ def layer(redis_service: str, monkeypatch: pytest.MonkeyPatch) -> CountingLayer:
 
 
 def test_many_listeners_share_one_receive_and_each_gets_only_its_group(
-    layer: CountingLayer,
+    layer: CountingLayer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(inbox, "LINGER_S", 0.1)
+
     async def listen(number: int, everyone_in: asyncio.Barrier) -> list[dict[str, Any]]:
         group = f"g-{number}"
         async with inbox.listening(group) as listened:
@@ -66,14 +82,15 @@ def test_many_listeners_share_one_receive_and_each_gets_only_its_group(
         everyone_in = asyncio.Barrier(LISTENERS)
         received = await asyncio.gather(*(listen(n, everyone_in) for n in range(LISTENERS)))
         receiver = inbox._receivers[asyncio.get_running_loop()]
-        await asyncio.sleep(0.5)  # the cancelled receive unwinds
+        await until(lambda: not receiver.groups and layer.receiving == 0)
         return received, receiver, layer.receiving, layer.subscribed()
 
     received, receiver, still_receiving, still_subscribed = asyncio.run(run())
 
     assert [[m["n"] for m in messages] for messages in received] == [[n] for n in range(LISTENERS)]
     assert layer.most_receiving == 1
-    # Once nothing is listened to, the receive loop has stopped and nothing stays subscribed.
+    # Once nothing has been listened to for a while, the groups are left, the receive
+    # loop has stopped and nothing stays subscribed.
     assert receiver.groups == {} and receiver.task is None and still_receiving == 0
     assert still_subscribed == 0
 
@@ -89,3 +106,26 @@ def test_a_group_stays_joined_while_one_of_its_listeners_remains(layer: Counting
             return [message["n"], second.qsize(), subscribed]
 
     assert asyncio.run(run()) == [1, 0, 2]
+
+
+def test_an_environment_stepped_again_and_again_joins_its_group_once(
+    layer: CountingLayer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inbox, "LINGER_S", 1.0)
+
+    async def run() -> tuple[list[int], int, int]:
+        received = []
+        for step in range(5):  # one wait per step, one after the other
+            async with inbox.listening("env-1") as listened:
+                assert listened is not None
+                await layer.group_send("env-1", inbox.addressed("env-1", {"type": "t", "n": step}))
+                received.append((await asyncio.wait_for(listened.get(), 30))["n"])
+        lingering = layer.subscribed()  # the group and the receiver's channel
+        await until(lambda: layer.subscribed() == 0)
+        return received, lingering, layer.subscribed()
+
+    received, lingering, after = asyncio.run(run())
+
+    assert received == [0, 1, 2, 3, 4]
+    assert layer.joins == 1
+    assert lingering == 2 and after == 0
