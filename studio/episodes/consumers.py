@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
@@ -23,6 +22,7 @@ from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.selectors import with_streamed_text
 from studio.errors import NotAllowed, RejectedInput, simulator_input
 from studio.lib.consumers import LiveConsumer
+from studio.lib.db import Priority, db_call
 
 
 class EpisodeConsumer(LiveConsumer):
@@ -102,7 +102,9 @@ class EpisodeConsumer(LiveConsumer):
         await self.send_html("".join(parts))
 
     async def step(self, event: dict[str, Any]) -> None:
-        html = await database_sync_to_async(self._step_html)(event["step_id"], event.get("seq", 0))
+        html = await db_call(
+            self._step_html, event["step_id"], event.get("seq", 0), priority=Priority.FINISH
+        )
         await self.send_html(html)
 
     def _step_html(self, step_id: int, seq: int) -> str:
