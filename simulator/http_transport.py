@@ -21,6 +21,13 @@ import httpx
 # Headers aiohttp computes itself from the body it sends.
 _SKIPPED_HEADERS = {b"content-length", b"transfer-encoding"}
 
+#: Seconds an idle pooled connection is kept: under uvicorn's 5 s keep-alive (the
+#: studio's web server and SGLang's), so the client drops an idle connection before
+#: the server closes it. With aiohttp's default of 15 s, a request sent on a connection
+#: the server was closing just then failed with "Server disconnected", and a step is
+#: not safe to send again.
+IDLE_KEEPALIVE_S = 4.0
+
 
 @cache
 def tls_context() -> ssl.SSLContext:
@@ -38,7 +45,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._max_connections, ssl=tls_context())
+            connector = aiohttp.TCPConnector(
+                limit=self._max_connections,
+                ssl=tls_context(),
+                keepalive_timeout=IDLE_KEEPALIVE_S,
+            )
             self._session = aiohttp.ClientSession(
                 connector=connector, auto_decompress=False, timeout=aiohttp.ClientTimeout()
             )
