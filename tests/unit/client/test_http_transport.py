@@ -21,4 +21,5 @@ def test_an_idle_connection_is_dropped_before_uvicorn_would_close_it() -> None:
         finally:
             await transport.aclose()
 
-    assert asyncio.run(idle_keepalive()) < uvicorn.Config(app="studio.asgi:application").timeout_keep_alive
+    server_keepalive = uvicorn.Config(app="studio.asgi:application").timeout_keep_alive
+    assert asyncio.run(idle_keepalive()) < server_keepalive
