@@ -419,13 +419,14 @@ async def step_wait(
     ``MAX_POLL_S``, so it works whatever the channel layer does (embedded, Redis, or a
     message dropped over capacity). The re-reads are only insurance: at one a second
     they were a read per step for any step that took over a second (most, with a model
-    that reasons first), on a database every step already visits several times. Given the ``group``, it joins before its first
-    read, so a step that ends in between is still seen and no read is spent on finding
-    the group. Given an ``inbox`` that was already listening before the step was
-    submitted (:func:`studio.lib.inbox.listening`), the step's end cannot have been
-    missed, so it does not read the row until a message or a poll says to. A read that
-    finds the connection pool busy is simply tried again at the next poll: the step
-    runs on regardless, and failing the wait would make the client send it again.
+    that reasons first), on a database every step already visits several times. Given
+    the ``group``, it joins before its first read, so a step that ends in between is
+    still seen and no read is spent on finding the group. Given an ``inbox`` that was
+    already listening before the step was submitted (:func:`studio.lib.inbox.listening`),
+    the step's end cannot have been missed, so it does not read the row until a message
+    or a poll says to. A read that finds the connection pool busy is simply tried again
+    at the next poll: the step runs on regardless, and failing the wait would make the
+    client send it again.
     """
     if inbox is not None:
         return await _wait_listening(step_id, timeout, inbox, read_first=False)

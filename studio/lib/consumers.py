@@ -22,10 +22,9 @@ and :meth:`~LiveConsumer.problem`.
 
 Their database work goes through :func:`studio.lib.db.db_call`, as the env API's does,
 not Channels' ``database_sync_to_async``: that one is thread-sensitive, so every socket
-of a process ran its database work in one shared thread, one call at a time. At 200
-browsers stepping at once that thread was the limit (about 30 steps/s with the web
-process's CPU half idle); ``db_call`` runs them on the loop's database threads, as many
-at once as the connection pool allows, finishing work first.
+of a process ran its database work in one shared thread, one call at a time, and one
+slow query held up every other socket's. ``db_call`` runs them on the loop's database
+threads, as many at once as the connection pool allows, finishing work first.
 """
 
 from __future__ import annotations
