@@ -39,7 +39,7 @@ class EpisodeConsumer(LiveConsumer):
         return episode.group_name
 
     def state(self) -> str:
-        episode = Episode.objects.get(pk=self.episode_id)
+        episode = _with_world.get(pk=self.episode_id)
         steps = [with_streamed_text(s) for s in episode.steps.order_by("index")]
         for step in steps:
             self.seen[step.pk] = step.partial_seq
@@ -50,7 +50,7 @@ class EpisodeConsumer(LiveConsumer):
 
     def refresh(self) -> str:
         # Panels with forms in them (perturbations, agent) are re-sent only when they change.
-        return self._controls(Episode.objects.get(pk=self.episode_id), full=True)
+        return self._controls(_with_world.get(pk=self.episode_id), full=True)
 
     def _controls(self, episode: Episode, *, full: bool) -> str:
         context = {**controls_context(episode, self.can_edit), "oob": True, "full": full}
@@ -61,7 +61,7 @@ class EpisodeConsumer(LiveConsumer):
     def act(self, content: dict[str, Any]) -> str:
         if not self.can_edit:
             raise NotAllowed("Viewers cannot act in this episode.")
-        episode = Episode.objects.get(pk=self.episode_id)
+        episode = _with_world.get(pk=self.episode_id)
         intent = str(content.get("intent") or "step")
         with simulator_input():
             if intent == "step":
@@ -108,7 +108,11 @@ class EpisodeConsumer(LiveConsumer):
         await self.send_html(html)
 
     def _step_html(self, step_id: int, seq: int) -> str:
-        step = Step.objects.filter(pk=step_id, episode_id=self.episode_id).first()
+        step = (
+            Step.objects.select_related("episode__world_revision")
+            .filter(pk=step_id, episode_id=self.episode_id)
+            .first()
+        )
         if step is None:
             return ""
         # A running step's fragment holds its text up to partial_seq; newer deltas are
@@ -126,6 +130,11 @@ class EpisodeConsumer(LiveConsumer):
             self.shown.add(step.pk)
             html = f'<div hx-swap-oob="beforeend:#timeline">{html}</div>'
         return html + self._controls(step.episode, full=False)
+
+
+#: An episode with its world revision, which the side panels always read: one query,
+#: not two, on each of the several renders a step costs every socket watching it.
+_with_world = Episode.objects.select_related("world_revision")
 
 
 def _int(value: Any) -> int | None:

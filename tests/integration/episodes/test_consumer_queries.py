@@ -1,0 +1,33 @@
+"""What a step event costs each socket watching the episode: a few queries, not one per
+related row (every socket re-renders the step and the side panels on each event)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from studio.episodes.consumers import EpisodeConsumer
+from studio.episodes.models import Step, StepStatus
+from tests.integration.episodes import helpers
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_step_event_is_rendered_with_three_queries() -> None:
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user)
+    step = Step.objects.create(
+        episode=episode, index=1, action="ls", status=StepStatus.DONE, observation="a b"
+    )
+    consumer = EpisodeConsumer()
+    consumer.scope = {"user": user}
+    consumer.join(user, episode.pk)
+
+    with CaptureQueriesContext(connection) as queries:
+        html = consumer._step_html(step.pk, 0)
+
+    assert 'id="step-1"' in html and 'id="episode-status"' in html
+    # The step with its episode and world, the busy step and the last observation;
+    # the episode and its world are not fetched one by one after the step.
+    assert len(queries) == 3, [q["sql"] for q in queries.captured_queries]
