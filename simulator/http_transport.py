@@ -24,8 +24,8 @@ _SKIPPED_HEADERS = {b"content-length", b"transfer-encoding"}
 #: Seconds an idle pooled connection is kept: under uvicorn's 5 s keep-alive (the
 #: studio's web server and SGLang's), so the client drops an idle connection before
 #: the server closes it. With aiohttp's default of 15 s, a request sent on a connection
-#: the server was closing just then failed with "Server disconnected", and a step is
-#: not safe to send again.
+#: the server is closing just then fails with "Server disconnected" (the likely cause of
+#: one such failure under load), and a step is not safe to send again.
 IDLE_KEEPALIVE_S = 4.0
 
 

@@ -247,6 +247,10 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Celery logs two INFO lines per task ("received", "succeeded"): at thousands of steps
+# a minute, formatting and writing them was a measurable part of a worker's CPU per
+# step, so they are off unless asked for.
+TASK_LOG_LEVEL = env("STUDIO_TASK_LOG_LEVEL", "WARNING")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -254,11 +258,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("STUDIO_LOG_LEVEL", "INFO")},
     "loggers": {
         "django.channels.server": {"level": "WARNING"},
-        # Celery logs two INFO lines per task ("received", "succeeded"): at thousands
-        # of steps a minute, formatting and writing them was a measurable part of a
-        # worker's CPU per step, so they are off unless asked for.
-        "celery.worker.strategy": {"level": env("STUDIO_TASK_LOG_LEVEL", "WARNING")},
-        "celery.app.trace": {"level": env("STUDIO_TASK_LOG_LEVEL", "WARNING")},
+        "celery.worker.strategy": {"level": TASK_LOG_LEVEL},
+        "celery.app.trace": {"level": TASK_LOG_LEVEL},
     },
 }
 
