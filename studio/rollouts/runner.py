@@ -70,7 +70,7 @@ def rollout_advance(job_id: int, index: int) -> None:
     row.refresh_from_db()
     more = False
     try:
-        more = _advance(job, row)
+        more = _advance(job, row, owner)
     except Exception as exc:  # a bug, the database, a soft time limit: retried a few times
         logger.exception("rollout %s #%s failed", job_id, index)
         row.attempts += 1
@@ -86,9 +86,11 @@ def rollout_advance(job_id: int, index: int) -> None:
             time.sleep(RETRY_PAUSE_S)
             more = True
     finally:
-        RolloutEpisode.objects.filter(pk=row.pk, lease_owner=owner).update(
+        still_ours = RolloutEpisode.objects.filter(pk=row.pk, lease_owner=owner).update(
             lease_owner="", lease_until=None, dispatched_at=timezone.now()
         )
+    if not still_ours:
+        return  # the lease ran out and another task claimed the row: that one goes on
     if more:
         dispatch(_task(), job_id, index)
     else:
@@ -116,6 +118,14 @@ def _claim(row: RolloutEpisode, owner: str) -> bool:
         )
     )
     return claimed == 1
+
+
+def _renew(row: RolloutEpisode, owner: str) -> bool:
+    """Extend the lease after a wait (an endpoint slot can take longer than the lease);
+    False when another task claimed the row meanwhile, so this one must not step it."""
+    until = timezone.now() + timedelta(seconds=lease_seconds())
+    renewed = RolloutEpisode.objects.filter(pk=row.pk, lease_owner=owner).update(lease_until=until)
+    return renewed == 1
 
 
 def _rules(job: RolloutJob) -> Rules:
@@ -146,7 +156,7 @@ def _episode(job: RolloutJob, row: RolloutEpisode) -> Episode:
     return Episode.objects.select_related("world_revision", "scenario").get(pk=row.episode_id)
 
 
-def _advance(job: RolloutJob, row: RolloutEpisode) -> bool:
+def _advance(job: RolloutJob, row: RolloutEpisode, owner: str) -> bool:
     """Take (or finish) one step; True when the episode needs another task."""
     episode = _episode(job, row)
     rules = _rules(job)
@@ -168,10 +178,14 @@ def _advance(job: RolloutJob, row: RolloutEpisode) -> bool:
         if action is None:
             return _end(job, row, episode, RowStatus.DONE, "actions exhausted")
         with _slot(episode):
+            if not _renew(row, owner):
+                return True  # not ours any more; the release below sends nothing
             step = step_submit(episode=episode, action=action, user=job.created_by)
             step = _run_and_wait(step)
     else:
         with _slot(episode):
+            if not _renew(row, owner):
+                return True
             step = _run_and_wait(last)
     _count(row, episode)
     if step.status == StepStatus.DONE:

@@ -108,6 +108,41 @@ def test_a_rerun_task_continues_the_same_episode(setup, world_model):
     assert row.episode is not None and row.episode.steps.count() == 3
 
 
+def test_a_task_whose_row_was_taken_while_it_waited_for_a_slot_leaves_it(
+    setup, world_model, monkeypatch
+):
+    """The slot wait can outlast the lease; a redelivered copy then claims the row.
+    The waiting task must neither step the episode nor send a second chain of tasks."""
+    from contextlib import contextmanager
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from studio.rollouts import runner, services
+
+    sent: list[tuple[int, ...]] = []
+    monkeypatch.setattr(services, "_dispatch_rows", lambda job, indexes: None)
+    monkeypatch.setattr(runner, "dispatch", lambda task, *args: sent.append(args))
+    user, project, scenario = setup
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=1, max_steps=5,
+        policy={"kind": "scripted", "actions": ["make"]},
+    )  # fmt: skip
+
+    @contextmanager
+    def slot_after_another_claimed(episode):
+        job.rows.update(lease_owner="the-other-task", lease_until=timezone.now() + timedelta(60))
+        yield
+
+    monkeypatch.setattr(runner, "_slot", slot_after_another_claimed)
+    runner.rollout_advance(job.pk, 0)
+
+    row = job.rows.get()
+    assert row.episode is not None and row.episode.steps.count() == 0
+    assert row.lease_owner == "the-other-task"
+    assert sent == []
+
+
 def test_the_progress_page_and_its_socket_fragment(client, setup, world_model):
     user, project, scenario = setup
     client.force_login(user)
