@@ -103,8 +103,12 @@ def test_a_killed_worker_does_not_lose_or_duplicate_steps(model_server: str):
         try:
             wait_until(lambda: _progress(client, job).get("done", 0) == EPISODES, 240, "all")
         except TimeoutError:  # rare (about 1 run in 20): say which rows stuck, and how
+            rows = stack.shell(ROWS.format(job=job))
+            log = (stack.var_dir / "worker-w2.log").read_text(errors="replace")
+            trouble = [line for line in log.splitlines() if "ERROR" in line or "WARNING" in line]
             pytest.fail(
-                f"not all episodes done; rows and steps:\n{stack.shell(ROWS.format(job=job))}"
+                f"not all episodes done; rows and steps:\n{rows}\n"
+                f"the surviving worker's errors and warnings:\n" + "\n".join(trouble[-30:])
             )
         report = _report(stack, job)
 
