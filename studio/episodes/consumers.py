@@ -17,7 +17,12 @@ from django.utils.html import escape
 from studio.core.access import get_for_member, membership_for
 from studio.episodes import services
 from studio.episodes.composer import compose_action
-from studio.episodes.fragments import controls_context, step_context, steps_context
+from studio.episodes.fragments import (
+    controls_context,
+    status_context,
+    step_context,
+    steps_context,
+)
 from studio.episodes.models import Episode, Step, StepStatus
 from studio.episodes.selectors import with_streamed_text
 from studio.errors import NotAllowed, RejectedInput, simulator_input
@@ -129,6 +134,9 @@ class EpisodeConsumer(LiveConsumer):
         else:
             self.shown.add(step.pk)
             html = f'<div hx-swap-oob="beforeend:#timeline">{html}</div>'
+        if step.status in services.BUSY:  # this step is the busy one; nothing else changed
+            context = {**status_context(step.episode, self.can_edit, step), "oob": True}
+            return html + render_to_string("episodes/_status.html", context)
         return html + self._controls(step.episode, full=False)
 
 

@@ -46,16 +46,25 @@ def steps_context(steps: list[Step], can_edit: bool) -> list[dict[str, Any]]:
     return [step_context(s, can_edit, last=s is steps[-1]) for s in steps]
 
 
+def status_context(episode: Episode, can_edit: bool, busy: Step | None) -> dict[str, Any]:
+    """The status row alone (``episodes/_status.html``). A step that is pending or
+    running changes nothing else on the page, so its events send only this row."""
+    return {
+        "episode": episode,
+        "can_edit": can_edit,
+        "busy": busy,
+        "accepting": can_edit and episode.status == EpisodeStatus.ACTIVE and busy is None,
+        "running": episode.run_status == RunStatus.RUNNING,
+    }
+
+
 def controls_context(episode: Episode, can_edit: bool) -> dict[str, Any]:
     """The side panels: status, perturbations, the automatic agent and the composer."""
     world = episode.world_revision.to_world()
     busy = episode.steps.filter(status__in=BUSY).order_by("-index").first()
     disabled = set(episode.disabled_perturbations)
     return {
-        "episode": episode,
-        "can_edit": can_edit,
-        "busy": busy,
-        "accepting": can_edit and episode.status == EpisodeStatus.ACTIVE and busy is None,
+        **status_context(episode, can_edit, busy),
         "perturbations": [
             {"index": i, "data": p, "enabled": i not in disabled}
             for i, p in enumerate(episode.perturbations)
@@ -65,6 +74,5 @@ def controls_context(episode: Episode, can_edit: bool) -> dict[str, Any]:
         "agent": episode.agent or {"kind": "human"},
         "agent_actions": "\n".join(episode.agent.get("actions", [])),
         "agent_error": episode.metadata.get("agent_error", ""),
-        "running": episode.run_status == RunStatus.RUNNING,
         **composer_context(world, last_observation(episode)),
     }

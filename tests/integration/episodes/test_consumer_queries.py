@@ -31,3 +31,21 @@ def test_a_step_event_is_rendered_with_three_queries() -> None:
     # The step with its episode and world, the busy step and the last observation;
     # the episode and its world are not fetched one by one after the step.
     assert len(queries) == 3, [q["sql"] for q in queries.captured_queries]
+
+
+@pytest.mark.parametrize("status", [StepStatus.PENDING, StepStatus.RUNNING])
+def test_a_busy_step_event_reads_only_the_step_and_sends_only_the_status_row(status) -> None:
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user)
+    step = Step.objects.create(episode=episode, index=1, action="ls", status=status)
+    consumer = EpisodeConsumer()
+    consumer.scope = {"user": user}
+    consumer.join(user, episode.pk)
+
+    with CaptureQueriesContext(connection) as queries:
+        html = consumer._step_html(step.pk, 0)
+
+    assert len(queries) == 1, [q["sql"] for q in queries.captured_queries]
+    assert 'id="step-1"' in html
+    assert 'id="busy-step"' in html and "step 1 " in html  # the status row names this step
+    assert 'id="composer-elements"' not in html and 'id="perturbations"' not in html
