@@ -38,7 +38,7 @@ from studio.episodes.tasks import run_step
 from studio.lib.step_loop import run_on_step_loop
 from studio.lib.tasks import dispatch
 from studio.rollouts.models import FINISHED_ROWS, JobStatus, RolloutEpisode, RolloutJob, RowStatus
-from studio.rollouts.semaphore import endpoint_slot
+from studio.rollouts.semaphore import shared_endpoint_slot
 from studio.rollouts.services import job_maybe_finish, publish_progress, row_finish
 
 logger = logging.getLogger(__name__)
@@ -200,7 +200,8 @@ def _advance(job: RolloutJob, row: RolloutEpisode, owner: str) -> bool:
 
 def _slot(episode: Episode) -> AbstractContextManager[None]:
     key = f"endpoint-{episode.endpoint_id}" if episode.endpoint_id else "endpoint-default"
-    return endpoint_slot(key, limit=settings.ROLLOUT_ENDPOINT_CONCURRENCY, lease_s=lease_seconds())
+    limit = settings.ROLLOUT_ENDPOINT_CONCURRENCY
+    return shared_endpoint_slot(key, limit=limit, lease_s=lease_seconds())
 
 
 def _run_and_wait(step: Step) -> Step:

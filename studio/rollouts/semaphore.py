@@ -1,4 +1,8 @@
-"""How many model calls may be in flight per endpoint, across every worker.
+"""How many rollout model calls may be in flight per endpoint, across every worker.
+
+A rollout job starts many episodes at once, so its cap must hold across all worker
+processes (``STUDIO_ROLLOUT_ENDPOINT_CONCURRENCY``). The per-process cap every step
+passes as well is :func:`studio.lib.step_loop.endpoint_slot`.
 
 Production: a Redis sorted set per endpoint whose members are slot holders,
 scored by when their lease expires. Acquiring drops expired members first, so
@@ -57,7 +61,9 @@ def redis_key(key: str) -> str:
 
 
 @contextmanager
-def endpoint_slot(key: str, *, limit: int, lease_s: float, poll_s: float = 0.05) -> Iterator[None]:
+def shared_endpoint_slot(
+    key: str, *, limit: int, lease_s: float, poll_s: float = 0.05
+) -> Iterator[None]:
     """Hold one of ``limit`` slots of ``key`` for the ``with`` block (waits for a free one).
 
     ``lease_s`` bounds how long a dead holder keeps its slot; it must exceed the
