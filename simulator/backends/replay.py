@@ -19,6 +19,7 @@ from typing import Any
 from simulator.backends._text import count_user_turns, stream_canned, wrap_observation
 from simulator.backends.base import Chunk, Health, ModelRequest
 from simulator.errors import BackendError, FormatError
+from simulator.formats._jsonl import json_lines
 
 ObservationSource = Sequence[str] | Callable[[ModelRequest], str]
 
@@ -76,19 +77,15 @@ class ReplayBackend:
     ) -> ReplayBackend:
         """Read ``{"observation": ...}`` lines in order, or AgentWorldBench rows (detected by ``response``)."""
         rows: list[dict[str, Any]] = []
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise FormatError(f"invalid JSON: {exc.msg}", line=number) from exc
-                if not isinstance(row, dict):
-                    raise FormatError("each line must be an object", line=number)
-                if "response" not in row and not isinstance(row.get("observation"), str):
-                    raise FormatError("needs observation text or AWB response", line=number)
-                rows.append(row)
+        for item in json_lines(path):
+            if isinstance(item, FormatError):
+                raise item
+            row = item.value
+            if not isinstance(row, dict):
+                raise FormatError("each line must be an object", line=item.number)
+            if "response" not in row and not isinstance(row.get("observation"), str):
+                raise FormatError("needs observation text or AWB response", line=item.number)
+            rows.append(row)
         if rows and all("response" in r for r in rows):
             return cls.from_awb_rows(rows, episode_id=episode_id, chunk_size=chunk_size)
         if any("response" in r for r in rows):

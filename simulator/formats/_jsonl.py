@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, NamedTuple, TypeVar
 
 from simulator.errors import FormatError, SimulatorError
 
@@ -38,20 +38,36 @@ def lines_of(source: str | Path | Iterable[str]) -> Iterator[str]:
         yield from source
 
 
-def iter_records(
-    source: str | Path | Iterable[str], build: Callable[[Any], T]
-) -> Iterator[T | FormatError]:
-    """``build(json)`` for each non-blank line; a :class:`FormatError` for each bad one."""
+class JsonLine(NamedTuple):
+    number: int  # from 1, blank lines counted
+    text: str  # as read, line break included: what a byte-exact writer gives back
+    value: Any
+
+
+def json_lines(source: str | Path | Iterable[str]) -> Iterator[JsonLine | FormatError]:
+    """Each non-blank line with its JSON value; a :class:`FormatError` for each line that
+    is not JSON. The one loop every JSONL reader and checker runs, so they agree on
+    line numbers, blank lines and the message for bad JSON."""
     for number, line in enumerate(lines_of(source), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            yield JsonLine(number, line, json.loads(line))
         except ValueError as exc:
             yield FormatError(f"invalid JSON ({exc})", line=number)
+
+
+def iter_records(
+    source: str | Path | Iterable[str], build: Callable[[Any], T]
+) -> Iterator[T | FormatError]:
+    """``build(json)`` for each non-blank line; a :class:`FormatError` for each bad one."""
+    for item in json_lines(source):
+        if isinstance(item, FormatError):
+            yield item
             continue
+        number = item.number
         try:
-            yield build(data)
+            yield build(item.value)
         except FormatError as exc:
             yield FormatError(exc.reason, line=number, field=exc.field)
         except (SimulatorError, KeyError, TypeError, ValueError, AttributeError) as exc:

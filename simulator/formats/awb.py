@@ -30,7 +30,7 @@ from simulator.awb_turns import (
 )
 from simulator.episode import Turn
 from simulator.errors import FormatError
-from simulator.formats._jsonl import lines_of, write_lines
+from simulator.formats._jsonl import json_lines, write_lines
 from simulator.types import Message
 
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -220,20 +220,16 @@ def iter_awb(source: str | Path | Iterable[str]) -> Iterator[AwbRow | FormatErro
     Reading never stops at a bad line, so a checker can list every problem. Blank
     lines are skipped, as ``eval.py`` does.
     """
-    for number, line in enumerate(lines_of(source), start=1):
-        if not line.strip():
+    for item in json_lines(source):
+        if isinstance(item, FormatError):
+            yield item
             continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            yield FormatError(f"invalid JSON ({exc})", line=number)
-            continue
-        problems = row_problems(data)
+        problems = row_problems(item.value)
         if problems:
             for field, reason in problems:
-                yield FormatError(reason, line=number, field=field)
+                yield FormatError(reason, line=item.number, field=field)
         else:
-            yield AwbRow(data, number, line)
+            yield AwbRow(item.value, item.number, item.text)
 
 
 def read_awb(source: str | Path | Iterable[str]) -> list[AwbRow]:

@@ -10,7 +10,6 @@ export gives the same bytes.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from datetime import datetime
@@ -22,6 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from simulator.domains import domain_names, get_domain
 from simulator.episode import Turn
 from simulator.errors import FormatError, SimulatorError
+from simulator.formats._jsonl import json_lines
 from simulator.formats.bundle import validate_bundle
 from simulator.formats.sft import SftRecord, iter_sft
 from simulator.formats.trajectory import EpisodeRecord, iter_trajectories
@@ -298,16 +298,12 @@ def check_bundles(lines: Lines) -> list[FormatError]:
 
 
 def _bundle_problems(lines: Lines) -> Iterator[FormatError]:
-    for number, line in enumerate(lines(), start=1):
-        if not line.strip():
+    for item in json_lines(lines()):
+        if isinstance(item, FormatError):
+            yield item
             continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            yield FormatError(f"invalid JSON ({exc})", line=number)
-            continue
-        for problem in validate_bundle(data):
-            yield FormatError(problem, line=number)
+        for problem in validate_bundle(item.value):
+            yield FormatError(problem, line=item.number)
 
 
 def import_bundles(project: Project, lines: Lines, user: User, collection: Collection) -> int:
