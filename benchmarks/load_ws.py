@@ -6,7 +6,8 @@ first-token latency, then N WebSocket clients, each on its own episode, send an
 action, wait for the step's final fragment, and send the next one, until the time
 is up. It prints steps/s, step latency as a browser sees it, the latency the studio
 adds (step latency minus the same request sent straight to the test server, measured
-in this run), and the step results that were lost or arrived twice (goal: 0 and 0).
+in this run), the step results that were lost or arrived twice (goal: 0 and 0), and
+each process's CPU milliseconds per completed step (goal: the studio's ≤ 25 ms).
 
     .venv/bin/python benchmarks/load_ws.py               # 200 clients, 60 s
     .venv/bin/python benchmarks/load_ws.py --quick       # 20 clients, 10 s
@@ -32,6 +33,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from scale import studio_processes  # noqa: E402  (benchmarks/, this folder)
 from websockets.asyncio.client import connect  # noqa: E402
 
 from tests.integration.stack import (  # noqa: E402
@@ -187,9 +189,12 @@ def main() -> int:
             baseline = direct_latency(model_url)
             print(f"load_ws: {n} clients x {seconds:.0f} s, {args.workers} workers x "
                   f"{args.concurrency or 256}, test server latency {args.latency_ms:.0f} ms")  # fmt: skip
+            processes = studio_processes(stack, server.pid, None)
+            cpu_before = processes.cpu()
             started = time.monotonic()
             errors = asyncio.run(drive(stack, stack.ws_headers(http), clients, seconds))
             elapsed = time.monotonic() - started
+            cpu = {k: v - cpu_before[k] for k, v in processes.cpu().items()}
             db_steps = _db_counts(stack)
     finally:
         server.terminate()
@@ -220,9 +225,26 @@ def main() -> int:
     print(f"  duplicated results     {duplicated}")
     print(f"  final re-renders       {rerenders} (same step replaced by id: harmless)")
     print(f"  episodes whose step rows differ from what was sent: {rows_mismatch}")
+    print_cpu(cpu, len(latencies))
     for error in errors[:5]:
         print(f"  client error: {type(error).__name__}: {error}")
     return 0 if lost == duplicated == rows_mismatch == 0 and not errors else 1
+
+
+def print_cpu(cpu: dict[str, float], steps: int) -> None:
+    """CPU ms per completed step by process. Postgres and Redis are the shared services
+    here, so they are in "everything else" with whatever else ran on the machine."""
+    if not steps:
+        return
+    listed = sum(v for k, v in cpu.items() if k != "(whole machine)")
+    studio = sum(v for k, v in cpu.items() if not k.startswith("("))
+    print(f"  CPU ms per step        studio {1000 * studio / steps:.1f} "
+          "(web and workers; Postgres and Redis are in everything else)")  # fmt: skip
+    for kind, seconds in cpu.items():
+        if kind != "(whole machine)":
+            print(f"    {kind:<22} {1000 * seconds / steps:.1f}")
+    other = cpu["(whole machine)"] - listed
+    print(f"    {'(everything else)':<22} {1000 * other / steps:.1f}")
 
 
 def _up(url: str) -> bool:
