@@ -1,7 +1,8 @@
 """Many browsers stepping episodes at once over WebSockets, in production mode.
 
-Starts a production-mode studio (Postgres, Redis, Celery workers, uvicorn: the
-processes of tests/integration/stack.py) and the protocol test server with a fixed
+Starts a production-mode studio as deployed (uvicorn and Celery workers with DEBUG off,
+on a Postgres cluster and a Redis server of its own, as scale.py does, so that their
+CPU is the studio's alone) and the protocol test server with a fixed
 first-token latency, then N WebSocket clients, each on its own episode, send an
 action, wait for the step's final fragment, and send the next one, until the time
 is up. It prints steps/s, step latency as a browser sees it, the latency the studio
@@ -13,7 +14,7 @@ each process's CPU milliseconds per completed step (goal: the studio's ≤ 25 ms
     .venv/bin/python benchmarks/load_ws.py --quick       # 20 clients, 10 s
     .venv/bin/python benchmarks/load_ws.py --clients 50 --seconds 30 --workers 3
 
-Needs Postgres and Redis on 127.0.0.1 (`make services`).
+Needs PostgreSQL's binaries and redis-server (`make services` installs them).
 """
 
 from __future__ import annotations
@@ -33,14 +34,13 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scale import studio_processes  # noqa: E402  (benchmarks/, this folder)
+from scale import private_services, production, studio_processes  # noqa: E402  (this folder)
 from websockets.asyncio.client import connect  # noqa: E402
 
 from tests.integration.stack import (  # noqa: E402
     ROOT,
     Stack,
     free_port,
-    production_stack,
     wait_until,
 )
 
@@ -180,16 +180,17 @@ def main() -> int:
     model_url = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: _up(model_url), 30, "the protocol test server")
-        with production_stack(workers=0) as stack:
-            for index in range(args.workers):
-                stack.start_worker(f"w{index + 1}", concurrency=args.concurrency)
+        with (
+            private_services() as services,
+            production(services, {}, args.workers, args.concurrency) as stack,
+        ):
             http = stack.login()
             ids = stack.shell(SETUP.format(url=model_url, n=n)).strip().splitlines()[-1].split()
             clients = [Client(int(pk)) for pk in ids]
             baseline = direct_latency(model_url)
             print(f"load_ws: {n} clients x {seconds:.0f} s, {args.workers} workers x "
                   f"{args.concurrency or 256}, test server latency {args.latency_ms:.0f} ms")  # fmt: skip
-            processes = studio_processes(stack, server.pid, None)
+            processes = studio_processes(stack, server.pid, services)
             cpu_before = processes.cpu()
             started = time.monotonic()
             errors = asyncio.run(drive(stack, stack.ws_headers(http), clients, seconds))
@@ -232,14 +233,12 @@ def main() -> int:
 
 
 def print_cpu(cpu: dict[str, float], steps: int) -> None:
-    """CPU ms per completed step by process. Postgres and Redis are the shared services
-    here, so they are in "everything else" with whatever else ran on the machine."""
+    """CPU ms per completed step by process: the studio's own, then the rest."""
     if not steps:
         return
     listed = sum(v for k, v in cpu.items() if k != "(whole machine)")
     studio = sum(v for k, v in cpu.items() if not k.startswith("("))
-    print(f"  CPU ms per step        studio {1000 * studio / steps:.1f} "
-          "(web and workers; Postgres and Redis are in everything else)")  # fmt: skip
+    print(f"  CPU ms per step        studio {1000 * studio / steps:.1f} (all but the bracketed)")
     for kind, seconds in cpu.items():
         if kind != "(whole machine)":
             print(f"    {kind:<22} {1000 * seconds / steps:.1f}")
