@@ -15,8 +15,7 @@ from simulator.errors import OutputCutOff
 from simulator.perturbations import PERTURBATION_KINDS
 from studio.episodes.composer import composer_context
 from studio.episodes.models import Episode, EpisodeStatus, RunStatus, Step, StepStatus
-from studio.episodes.selectors import last_observation
-from studio.episodes.services import BUSY
+from studio.episodes.selectors import busy_step, last_observation
 from studio.lib.render_response import on_render_origin
 
 
@@ -61,7 +60,7 @@ def status_context(episode: Episode, can_edit: bool, busy: Step | None) -> dict[
 def controls_context(episode: Episode, can_edit: bool) -> dict[str, Any]:
     """The side panels: status, perturbations, the automatic agent and the composer."""
     world = episode.world_revision.to_world()
-    busy = episode.steps.filter(status__in=BUSY).order_by("-index").first()
+    busy = busy_step(episode)
     disabled = set(episode.disabled_perturbations)
     return {
         **status_context(episode, can_edit, busy),

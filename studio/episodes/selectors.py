@@ -13,7 +13,7 @@ from studio.core.access import projects_for
 from studio.core.endpoints import default_endpoint_spec, request_layout
 from studio.core.models import Project
 from studio.episodes.models import Episode, Step, StepStatus
-from studio.episodes.services import active_perturbations
+from studio.episodes.services import BUSY, active_perturbations
 from studio.lib import stream_buffer
 from studio.lib.compiled import CompiledQuery
 
@@ -98,7 +98,25 @@ def with_streamed_text(step: Step) -> Step:
 
 def last_observation(episode: Episode) -> str:
     """What the agent sees now: the last done step's observation, or the initial screen."""
-    step = episode.steps.filter(status=StepStatus.DONE).order_by("-index").first()
-    if step is not None:
-        return step.observation
+    row = _last_done_observation.first(episode.pk)
+    if row is not None:
+        return row[0]
     return str(episode.world_revision.spec.get("initial_observation", ""))
+
+
+@CompiledQuery
+def _last_done_observation(episode_id: int) -> QuerySet[Step, tuple[str]]:
+    done = Step.objects.filter(episode_id=episode_id, status=StepStatus.DONE)
+    return done.order_by("-index").values_list("observation")[:1]
+
+
+def busy_step(episode: Episode) -> Step | None:
+    """The episode's pending or running step, if any (one at most)."""
+    return _busy_step.first(episode.pk)
+
+
+# Compiled: every watching socket reads these two on each step's final event.
+@CompiledQuery
+def _busy_step(episode_id: int) -> QuerySet[Step]:
+    busy = Step.objects.filter(episode_id=episode_id, status__in=BUSY)
+    return busy.order_by("-index")[:1]

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from studio.episodes.consumers import EpisodeConsumer
 from studio.episodes.models import Step, StepStatus
+from studio.episodes.selectors import busy_step, last_observation
 from tests.integration.episodes import helpers
 
 pytestmark = pytest.mark.django_db
@@ -49,3 +50,30 @@ def test_a_busy_step_event_reads_only_the_step_and_sends_only_the_status_row(sta
     assert 'id="step-1"' in html
     assert 'id="busy-step"' in html and "step 1 " in html  # the status row names this step
     assert 'id="composer-elements"' not in html and 'id="perturbations"' not in html
+
+
+def test_the_panels_read_the_latest_busy_step_and_the_last_done_observation() -> None:
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user)
+    initial = last_observation(episode)
+    assert busy_step(episode) is None
+
+    for index, status, observation in [
+        (1, StepStatus.DONE, "first"),
+        (2, StepStatus.DONE, "second"),
+        (3, StepStatus.FAILED, "not seen: failed"),
+        (4, StepStatus.RUNNING, "not seen: running"),
+    ]:
+        Step.objects.create(
+            episode=episode, index=index, action="ls", status=status, observation=observation
+        )
+    other = helpers.episode(project, user)
+    Step.objects.create(
+        episode=other, index=9, action="ls", status=StepStatus.DONE, observation="x"
+    )
+
+    busy = busy_step(episode)
+    assert busy is not None and busy.index == 4
+    assert last_observation(episode) == "second"
+    assert last_observation(other) == "x" and busy_step(other) is None
+    assert initial == episode.world_revision.spec.get("initial_observation", "")
