@@ -61,6 +61,34 @@ async def test_it_streams_a_step_and_ends_with_the_saved_fragment(model_server):
     await communicator.disconnect()
 
 
+async def test_a_streamed_step_makes_no_trip_to_channels_shared_sync_thread(
+    model_server, monkeypatch
+):
+    # Channels closes old connections in its one shared sync thread before each message;
+    # the consumers' database work runs in db_call, so that trip per delta is skipped.
+    import channels.consumer
+
+    trips = []
+
+    async def counted() -> None:
+        trips.append(1)
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
+    project, user = await sync_to_async(helpers.project_with)()
+    model = await sync_to_async(helpers.endpoint)(project, model_server.base_url)
+    episode = await sync_to_async(helpers.episode)(project, user, model=model)
+    communicator = _communicator(user, episode.pk)
+    assert (await communicator.connect())[0]
+    await communicator.receive_from(timeout=10)
+
+    await communicator.send_json_to({"intent": "step", "action": "ls"})
+    messages = await _until(communicator, r'id="step-1"[^>]*data-status="done"')
+
+    assert any("data-seq" in m for m in messages)  # deltas were dispatched to the socket
+    assert trips == []
+    await communicator.disconnect()
+
+
 async def test_it_refuses_an_invalid_action_before_anything_runs():
     project, user = await sync_to_async(helpers.project_with)()
     spec = {**helpers.TERMINAL_WORLD, "domain": "web", "initial_observation": "[1] button 'Go'"}
