@@ -56,7 +56,7 @@ def database_from_url(
         else {}
     )
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "studio.lib.postgres",
         "NAME": unquote(parts.path.lstrip("/")),
         "USER": unquote(parts.username or ""),
         "PASSWORD": unquote(parts.password or ""),
