@@ -1,4 +1,4 @@
-"""OpenAI-compatible streaming backend: SGLang, vLLM or a hosted API, over httpx.
+"""OpenAI-compatible streaming backend: SGLang, vLLM or a hosted API, over aiohttp.
 
 Retries (exponential backoff with jitter) cover connection errors, HTTP 429 and
 5xx, and only until the first token: once text reached the caller, a retry would
@@ -8,6 +8,11 @@ duplicate it, so a broken stream raises :class:`StreamInterrupted` instead.
 both the time to the first token (prefill of a long history happens before it)
 and every gap between tokens. The API key is sent in a header and never appears
 in a log line, a repr or an error message.
+
+The backend speaks aiohttp itself, without httpx's request and response objects in
+between: in a worker, whose step loop makes every model call of the process, those
+layers (building the request, the transport adapter, the line iterator) cost about a
+tenth of the worker's CPU per step (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import aiohttp
 
 from simulator.backends.base import Chunk, Health, ModelRequest
 from simulator.errors import (
@@ -31,12 +36,16 @@ from simulator.errors import (
     BackendUnavailable,
     StreamInterrupted,
 )
-from simulator.http_transport import AiohttpTransport
+from simulator.http_transport import IDLE_KEEPALIVE_S, tls_context
 from simulator.types import Usage
 
 logger = logging.getLogger(__name__)
 
 _MAX_BACKOFF_S = 30.0
+#: Errors of the connection itself, before any byte of an answer: worth another attempt.
+_UNREACHABLE = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+#: The wait for the next bytes ran past the read timeout.
+_TIMED_OUT = (aiohttp.SocketTimeoutError, TimeoutError)
 
 
 def server_root(url: str) -> str:
@@ -58,8 +67,8 @@ class OpenAIBackend:
     """Streams ``/v1/chat/completions`` from any OpenAI-compatible server.
 
     ``sglang_extras`` sends the SGLang/vLLM fields hosted APIs reject: ``top_k``,
-    ``regex`` and ``chat_template_kwargs``. ``transport`` swaps the network for
-    tests (``httpx.MockTransport``).
+    ``regex`` and ``chat_template_kwargs``. The HTTP session (a connection pool of
+    ``max_connections``) is made on first use, in the event loop that uses it.
     """
 
     def __init__(
@@ -73,7 +82,7 @@ class OpenAIBackend:
         max_retries: int = 3,
         backoff: float = 0.5,
         sglang_extras: bool = True,
-        transport: httpx.AsyncBaseTransport | None = None,
+        max_connections: int = 256,
     ) -> None:
         self.base_url = server_root(base_url)
         self.model = model
@@ -82,17 +91,32 @@ class OpenAIBackend:
         self.backoff = backoff
         self.sglang_extras = sglang_extras
         self._api_key = api_key
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            transport=transport or AiohttpTransport(),
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=connect_timeout, sock_read=timeout
         )
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
 
     def __repr__(self) -> str:
         key = ", api_key=***" if self._api_key else ""
         return f"OpenAIBackend({self.base_url!r}, {self.model!r}{key})"
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=self._max_connections,
+                ssl=tls_context(),
+                keepalive_timeout=IDLE_KEEPALIVE_S,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers=self._headers,
+                timeout=self._timeout,
+                auto_decompress=False,
+                skip_auto_headers=("User-Agent", "Accept-Encoding"),
+            )
+        return self._session
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for ``request``; ``max_tokens`` is always set (SGLang's default is 128)."""
@@ -124,26 +148,26 @@ class OpenAIBackend:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Chunk]:
-        body = self.request_body(request)
+        payload = _json_bytes(self.request_body(request))
         attempt = 0
         while True:
             yielded = False
             try:
-                response = await self._open(body)
+                response = await self._open(payload)
                 try:
                     async for chunk in _parse_stream(response):
                         yielded = True
                         yield chunk
                     return
                 finally:
-                    # Runs on aclose() and on task cancellation too: the server sees the
-                    # connection close and stops generating.
-                    await response.aclose()
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                    # Runs on aclose() and on task cancellation too: closing (not
+                    # releasing) drops the connection, so the server stops generating.
+                    response.close()
+            except _UNREACHABLE as exc:
                 error: BackendError = BackendUnavailable(self._describe("unreachable", exc))
-            except httpx.TimeoutException as exc:
+            except _TIMED_OUT as exc:
                 raise BackendTimeout(self._describe("timed out", exc)) from exc
-            except (httpx.TransportError, _StreamBroken) as exc:
+            except (aiohttp.ClientError, _StreamBroken) as exc:
                 if yielded:
                     raise StreamInterrupted(self._describe("stream broke", exc)) from exc
                 error = BackendUnavailable(self._describe("stream broke before any token", exc))
@@ -165,19 +189,23 @@ class OpenAIBackend:
             )
             await asyncio.sleep(delay)
 
-    async def _open(self, body: dict[str, Any]) -> httpx.Response:
-        http_request = self._client.build_request("POST", "/v1/chat/completions", json=body)
-        response = await self._client.send(http_request, stream=True)
-        if response.status_code == 200:
+    async def _open(self, payload: bytes) -> aiohttp.ClientResponse:
+        response = await self._client().post(
+            f"{self.base_url}/v1/chat/completions",
+            data=payload,
+            headers=_JSON,
+            allow_redirects=False,
+        )
+        if response.status == 200:
             return response
         try:
-            text = (await response.aread()).decode("utf-8", "replace")[:500]
+            text = (await response.read()).decode("utf-8", "replace")[:500]
         finally:
-            await response.aclose()
+            response.close()
         message = self._scrub(_error_message(text))
-        if response.status_code == 429:
+        if response.status == 429:
             raise _RateLimited(message, _retry_after(response.headers.get("retry-after")))
-        raise BackendHTTPError(response.status_code, message)
+        raise BackendHTTPError(response.status, message)
 
     def _delay(self, attempt: int, error: BackendError) -> float:
         if isinstance(error, _RateLimited) and error.retry_after is not None:
@@ -185,50 +213,56 @@ class OpenAIBackend:
         base: float = min(self.backoff * 2**attempt, _MAX_BACKOFF_S)
         return base * (0.5 + random.random() / 2)
 
+    async def _get(self, path: str) -> tuple[int, bytes]:
+        async with self._client().get(f"{self.base_url}{path}", allow_redirects=False) as response:
+            return response.status, await response.read()
+
     async def health(self) -> Health:
         """Ask SGLang's ``/health``; servers without it are asked ``/v1/models``."""
         started = time.perf_counter()
+        path = "/health"
         try:
-            response = await self._client.get("/health")
-            if response.status_code == 404:
-                response = await self._client.get("/v1/models")
-        except httpx.HTTPError as exc:
+            status, _ = await self._get(path)
+            if status == 404:
+                path = "/v1/models"
+                status, _ = await self._get(path)
+        except (aiohttp.ClientError, TimeoutError) as exc:
             return Health(ok=False, detail=self._describe("unreachable", exc))
         latency_ms = (time.perf_counter() - started) * 1000
-        if response.status_code == 200:
-            return Health(
-                ok=True, detail=f"{response.url.path} answered 200", latency_ms=latency_ms
-            )
-        return Health(
-            ok=False,
-            detail=f"{response.url.path} answered {response.status_code}",
-            latency_ms=latency_ms,
-        )
+        return Health(ok=status == 200, detail=f"{path} answered {status}", latency_ms=latency_ms)
 
     async def info(self) -> dict[str, Any]:
         """SGLang's ``/get_model_info`` (model path, generation or not), else ``/v1/models``."""
         base = {"backend": "openai", "model": self.model, "base_url": self.base_url}
         try:
-            response = await self._client.get("/get_model_info")
-            if response.status_code == 200:
-                return {**base, **response.json()}
-            response = await self._client.get("/v1/models")
-            response.raise_for_status()
-            models = [m.get("id") for m in response.json().get("data", [])]
-        except httpx.HTTPStatusError as exc:
-            raise BackendHTTPError(exc.response.status_code, "model info unavailable") from exc
-        except (httpx.HTTPError, ValueError) as exc:
+            status, content = await self._get("/get_model_info")
+            if status == 200:
+                return {**base, **json.loads(content)}
+            status, content = await self._get("/v1/models")
+            if status != 200:
+                raise BackendHTTPError(status, "model info unavailable")
+            models = [m.get("id") for m in json.loads(content).get("data", [])]
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise BackendUnavailable(self._describe("model info unavailable", exc)) from exc
         return {**base, "models": models}
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._session is not None:
+            await self._session.close()
 
     def _describe(self, what: str, exc: BaseException) -> str:
         return self._scrub(f"{self.base_url}: {what} ({type(exc).__name__}: {exc})")
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
+
+
+_JSON = {"Content-Type": "application/json"}
+
+
+def _json_bytes(body: dict[str, Any]) -> bytes:
+    """The body as httpx's ``json=`` encodes it (compact, UTF-8, no NaN), as before."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 class _RateLimited(BackendRateLimited):
@@ -243,11 +277,24 @@ class _StreamBroken(Exception):
     """The server ended the stream without ``[DONE]`` or sent an error event."""
 
 
-async def _parse_stream(response: httpx.Response) -> AsyncIterator[Chunk]:
+async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+    """The body's lines as they arrive, split on bytes so that a character split between
+    two chunks is decoded whole (aiohttp's own readline refuses lines past 128 KiB)."""
+    pending = b""
+    async for data in response.content.iter_any():
+        pending += data
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line.rstrip(b"\r").decode("utf-8", "replace")
+    if pending:
+        yield pending.rstrip(b"\r").decode("utf-8", "replace")
+
+
+async def _parse_stream(response: aiohttp.ClientResponse) -> AsyncIterator[Chunk]:
     """Turn SSE ``data:`` lines into chunks; always ends with one usage and one finish chunk."""
     usage = Usage()
     finish_reason: str | None = None
-    async for line in response.aiter_lines():
+    async for line in _lines(response):
         if not line.startswith("data:"):
             continue
         data = line[5:].strip()
