@@ -13,6 +13,11 @@ Production keeps the buffer in Redis (the worker writes, the web process reads);
 an embedded studio, where both run in one process, keeps it in memory. Either way
 an entry lives at most ``TTL_S`` after its last write, and is dropped when the
 step's final row is saved.
+
+In Redis, an append is one Lua script (:data:`APPEND_SCRIPT`): atomic, as a MULTI/EXEC
+of its six commands was, so a reader never sees text without its sequence number, but
+one command for the worker to send and parse instead of eight, about half the worker's
+CPU per append (``benchmarks/stream_buffer.py``).
 """
 
 from __future__ import annotations
@@ -25,9 +30,19 @@ from functools import cache
 import redis
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.commands.core import AsyncScript
 
 #: An abandoned entry (a worker killed mid-step) goes away after this long.
 TTL_S = 3600
+
+#: KEYS: the seq, reasoning and observation keys; ARGV: seq, reasoning, observation, TTL.
+APPEND_SCRIPT = """
+redis.call('APPEND', KEYS[2], ARGV[2])
+redis.call('APPEND', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+redis.call('EXPIRE', KEYS[3], ARGV[4])
+"""
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,11 @@ def _async_client(loop_id: int) -> aioredis.Redis:
 
 
 @cache
+def _append_script(loop_id: int) -> AsyncScript:
+    return _async_client(loop_id).register_script(APPEND_SCRIPT)
+
+
+@cache
 def _client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL)
 
@@ -68,15 +88,8 @@ async def append(step_id: int, seq: int, reasoning: str, observation: str) -> No
                 seq, old.reasoning + reasoning, old.observation + observation
             )
         return
-    seq_key, reasoning_key, observation_key = _keys(step_id)
-    client = _async_client(id(asyncio.get_running_loop()))
-    async with client.pipeline(transaction=True) as pipe:
-        pipe.append(reasoning_key, reasoning)
-        pipe.append(observation_key, observation)
-        pipe.set(seq_key, seq)
-        for key in (seq_key, reasoning_key, observation_key):
-            pipe.expire(key, TTL_S)
-        await pipe.execute()
+    script = _append_script(id(asyncio.get_running_loop()))
+    await script(keys=_keys(step_id), args=[seq, reasoning, observation, TTL_S])
 
 
 def read(step_id: int) -> Snapshot | None:
