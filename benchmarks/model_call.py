@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -28,12 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp  # noqa: E402
-import httpx  # noqa: E402
 import uvloop  # noqa: E402
 
 from simulator.backends import ModelRequest, OpenAIBackend  # noqa: E402
 from simulator.types import Sampling  # noqa: E402
-from tests.integration.stack import ROOT, free_port, wait_until  # noqa: E402
+from tests.integration.stack import model_server_process  # noqa: E402
 
 REQUEST = ModelRequest(
     messages=(
@@ -96,31 +94,14 @@ def main() -> None:
     args = parser.parse_args()
     calls = args.calls or (500 if args.quick else 2000)
     rounds = 2 if args.quick else 3
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "simulator.serve", "--port", str(port), "--latency-ms", "0"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: _up(url), 30, "the protocol test server")
+    with model_server_process("--latency-ms", "0") as url:
         spent = uvloop.run(measure(url, calls, args.concurrency, rounds))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     raw_us = statistics.median(spent["raw"]) * 1e6
     backend_us = statistics.median(spent["backend"]) * 1e6
     print(f"model_call: {rounds} rounds of {calls} streamed calls, {args.concurrency} at a time")
     print(f"  raw aiohttp client (floor): {raw_us:7.0f} us CPU per call")
     print(f"  OpenAIBackend.stream:       {backend_us:7.0f} us CPU per call")
     print(f"  ratio backend / raw: {backend_us / raw_us:.2f}")
-
-
-def _up(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 if __name__ == "__main__":

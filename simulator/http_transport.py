@@ -14,6 +14,7 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator
 from functools import cache
+from typing import Any
 
 import aiohttp
 import httpx
@@ -36,6 +37,15 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def pooled_session(max_connections: int, **options: Any) -> aiohttp.ClientSession:
+    """An aiohttp session with a pool of ``max_connections``, the process's TLS context
+    and the idle keep-alive above; ``options`` go to the session (headers, timeout)."""
+    connector = aiohttp.TCPConnector(
+        limit=max_connections, ssl=tls_context(), keepalive_timeout=IDLE_KEEPALIVE_S
+    )
+    return aiohttp.ClientSession(connector=connector, auto_decompress=False, **options)
+
+
 class AiohttpTransport(httpx.AsyncBaseTransport):
     """Send httpx requests over one aiohttp session, created on first use in the running loop."""
 
@@ -45,14 +55,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(
-                limit=self._max_connections,
-                ssl=tls_context(),
-                keepalive_timeout=IDLE_KEEPALIVE_S,
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector, auto_decompress=False, timeout=aiohttp.ClientTimeout()
-            )
+            self._session = pooled_session(self._max_connections, timeout=aiohttp.ClientTimeout())
         return self._session
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -36,7 +36,7 @@ from simulator.errors import (
     BackendUnavailable,
     StreamInterrupted,
 )
-from simulator.http_transport import IDLE_KEEPALIVE_S, tls_context
+from simulator.http_transport import pooled_session
 from simulator.types import Usage
 
 logger = logging.getLogger(__name__)
@@ -104,16 +104,10 @@ class OpenAIBackend:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(
-                limit=self._max_connections,
-                ssl=tls_context(),
-                keepalive_timeout=IDLE_KEEPALIVE_S,
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
+            self._session = pooled_session(
+                self._max_connections,
                 headers=self._headers,
                 timeout=self._timeout,
-                auto_decompress=False,
                 skip_auto_headers=("User-Agent", "Accept-Encoding"),
             )
         return self._session
