@@ -18,22 +18,15 @@ so both runs reach the steady state.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-for _name in [n for n in os.environ if n.startswith("STUDIO_")]:
-    del os.environ[_name]
-os.environ["STUDIO_VAR_DIR"] = tempfile.mkdtemp(prefix="export-bench-")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
+from _scratch import setup_scratch_studio  # noqa: E402
 
-import django  # noqa: E402
-
-django.setup()
+setup_scratch_studio("export-bench-")
 
 from django.core.management import call_command  # noqa: E402
 

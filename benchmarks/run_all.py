@@ -1,6 +1,7 @@
 """``make bench``: every benchmarks/*.py script, one after the other, with --quick where
 the script has it. Scripts are discovered by glob, so a new benchmark needs no change here;
-``plot_*.py`` scripts draw another script's output and are not run.
+``plot_*.py`` scripts draw another script's output and ``_*.py`` modules are shared code:
+neither is run.
 
     .venv/bin/python benchmarks/run_all.py            # quick runs
     .venv/bin/python benchmarks/run_all.py --full     # default (longer) runs
@@ -22,7 +23,7 @@ def scripts(patterns: list[str]) -> list[Path]:
     found = sorted(
         p
         for p in HERE.glob("*.py")
-        if p.name not in {"run_all.py", "__init__.py"} and not p.name.startswith("plot_")
+        if p.name != "run_all.py" and not p.name.startswith(("plot_", "_"))
     )
     return [p for p in found if not patterns or any(pat in p.stem for pat in patterns)]
 

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,14 +23,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-for _name in [n for n in os.environ if n.startswith("STUDIO_")]:
-    del os.environ[_name]
-os.environ["STUDIO_VAR_DIR"] = tempfile.mkdtemp(prefix="studio-bench-")
-os.environ["DJANGO_SETTINGS_MODULE"] = "studio.settings"
+from _scratch import setup_scratch_studio  # noqa: E402
 
-import django  # noqa: E402
-
-django.setup()
+setup_scratch_studio("studio-bench-")
 
 from channels.layers import get_channel_layer  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402

@@ -16,23 +16,16 @@ Needs the shared PostgreSQL on 127.0.0.1:5432 (``make bench`` starts it).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-for _name in [n for n in os.environ if n.startswith("STUDIO_")]:
-    del os.environ[_name]
-os.environ["STUDIO_VAR_DIR"] = tempfile.mkdtemp(prefix="timestamp-bench-")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
+from _scratch import setup_scratch_studio  # noqa: E402
 
-import django  # noqa: E402
-
-django.setup()
+setup_scratch_studio("timestamp-bench-")
 
 from django.db.utils import ConnectionHandler  # noqa: E402
 
