@@ -18,11 +18,12 @@ import argparse
 import asyncio
 import statistics
 import sys
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _cpu import cpu_per_call  # noqa: E402
 from _scratch import setup_scratch_studio  # noqa: E402
 
 setup_scratch_studio("api-handler-bench-")
@@ -64,29 +65,19 @@ async def request(handler: ApiHandler) -> int:
     return int(sent[0]["status"])
 
 
-async def cpu_per_request(handler: ApiHandler, requests: int, at_once: int) -> float:
-    remaining = requests
-
-    async def lane() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            if await request(handler) != 200:
-                raise SystemExit(f"{PATH} did not answer 200")
-
-    started = time.process_time()
-    await asyncio.gather(*(lane() for _ in range(at_once)))
-    return (time.process_time() - started) / requests
+async def answered(handler: ApiHandler) -> None:
+    if await request(handler) != 200:
+        raise SystemExit(f"{PATH} did not answer 200")
 
 
 async def measure(requests: int, at_once: int, rounds: int) -> dict[str, list[float]]:
     handlers = {"django": DjangoHandle(), "studio": ApiHandler()}
     spent: dict[str, list[float]] = {name: [] for name in handlers}
     for handler in handlers.values():  # warm: threads, URL resolver, the schema
-        await cpu_per_request(handler, at_once, at_once)
+        await cpu_per_call(partial(answered, handler), at_once, at_once)
     for _ in range(rounds):
         for name, handler in handlers.items():
-            spent[name].append(await cpu_per_request(handler, requests, at_once))
+            spent[name].append(await cpu_per_call(partial(answered, handler), requests, at_once))
     return spent
 
 

@@ -16,18 +16,16 @@ their ratio, and the backend's calls/s.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp  # noqa: E402
 import uvloop  # noqa: E402
+from _cpu import cpu_per_call  # noqa: E402
 
 from simulator.backends import ModelRequest, OpenAIBackend  # noqa: E402
 from simulator.types import Sampling  # noqa: E402
@@ -40,21 +38,6 @@ REQUEST = ModelRequest(
     ),
     sampling=Sampling(max_tokens=512),
 )
-
-
-async def calls_per_cpu(call: Callable[[], Awaitable[None]], calls: int, at_once: int) -> float:
-    """CPU seconds of this process per call, ``at_once`` calls in flight."""
-    remaining = calls
-
-    async def lane() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            await call()
-
-    started = time.process_time()
-    await asyncio.gather(*(lane() for _ in range(at_once)))
-    return (time.process_time() - started) / calls
 
 
 async def measure(url: str, calls: int, at_once: int, rounds: int) -> dict[str, list[float]]:
@@ -75,11 +58,11 @@ async def measure(url: str, calls: int, at_once: int, rounds: int) -> dict[str, 
 
     spent: dict[str, list[float]] = {"raw": [], "backend": []}
     try:
-        await calls_per_cpu(raw, at_once, at_once)  # warm both pools
-        await calls_per_cpu(studio, at_once, at_once)
+        await cpu_per_call(raw, at_once, at_once)  # warm both pools
+        await cpu_per_call(studio, at_once, at_once)
         for _ in range(rounds):
-            spent["raw"].append(await calls_per_cpu(raw, calls, at_once))
-            spent["backend"].append(await calls_per_cpu(studio, calls, at_once))
+            spent["raw"].append(await cpu_per_call(raw, calls, at_once))
+            spent["backend"].append(await cpu_per_call(studio, calls, at_once))
     finally:
         await backend.aclose()
         await session.close()
