@@ -88,6 +88,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import psutil  # type: ignore[import-untyped]  # noqa: E402  (installed with accelerate)
 import psycopg  # noqa: E402
+from _cpu import tree_cpu  # noqa: E402  (this folder)
 
 from simulator.client import AsyncStudioClient, StudioAPIError  # noqa: E402
 from simulator.http_transport import AiohttpTransport  # noqa: E402
@@ -249,20 +250,6 @@ def production(
 # ---------------------------------------------------------------- CPU and memory
 
 
-def _tree_cpu(pid: int) -> float:
-    """CPU seconds of a process tree, dead descendants included (through reaped times)."""
-    try:
-        root = psutil.Process(pid)
-        total = 0.0
-        for proc in [root, *root.children(recursive=True)]:
-            with contextlib.suppress(psutil.Error):
-                t = proc.cpu_times()
-                total += t.user + t.system + t.children_user + t.children_system
-        return total
-    except psutil.Error:
-        return 0.0
-
-
 def _postgres_cpu(postmaster: int) -> dict[str, float]:
     """Client backends (live ones, and those that exited: the postmaster's reaped
     children) and the rest (postmaster, checkpointer, WAL writer, ...)."""
@@ -300,11 +287,11 @@ class Processes:
     server: int
 
     def cpu(self) -> dict[str, float]:
-        out = {kind: _tree_cpu(pid) for kind, pid in self.studio.items()}
+        out = {kind: tree_cpu(pid) for kind, pid in self.studio.items()}
         if self.postmaster is not None:
             out.update(_postgres_cpu(self.postmaster))
         t = psutil.Process().cpu_times()
-        out["(test server)"] = _tree_cpu(self.server)
+        out["(test server)"] = tree_cpu(self.server)
         out["(this driver)"] = t.user + t.system
         machine = psutil.cpu_times()
         out["(whole machine)"] = (
@@ -588,6 +575,7 @@ class Row:
             "studio_cut": s.cut,
             "studio_unfinished": s.unfinished,
             "studio_cpu_ms_per_step": 1000 * own / s.done if s.done else None,
+            "outside_cpu_ms_per_step": outside_ms_per_step(s),
             "load_1m": s.load[0],
         }
 
@@ -679,12 +667,42 @@ def report(rows: list[Row], cores: int) -> None:
     print(f"  {'studio CPU, cores':<22}{''.join(cores_cells)}")
     print(f"  {f'machine busy ({cores} cores)':<22}{''.join(busy_cells)}")
     print()
+    box_limit(rows, cores)
+    print()
     print("memory per idle session (RSS growth of web + workers while opening N, / N):")
     for row in rows:
         s = row.studio
         per = f"{s.idle_rss / s.opened / 1024:8.1f} KiB/session" if s.opened else "     n/a"
         print(f"  {row.mode:<11}{s.n:>5}: {per} "
               f"({s.idle_rss / 2**20:+.1f} MiB for {s.opened} opened in {s.ramp_s:.1f} s)")  # fmt: skip
+
+
+def outside_ms_per_step(phase: Phase) -> float | None:
+    """CPU ms per completed step that is not the studio's: the test server and this
+    driver, which share the box with it (a deployment has them elsewhere)."""
+    if not phase.done:
+        return None
+    outside = phase.cpu.get("(test server)", 0.0) + phase.cpu.get("(this driver)", 0.0)
+    return 1000 * outside / phase.done
+
+
+def box_limit(rows: list[Row], cores: int) -> None:
+    """The physical limit: what a studio costing no CPU at all could reach on this box,
+    and the CPU a step may cost the studio for P2 = 0.5 (all of the cores' time, less the
+    test server's and the driver's per step). A budget at or below 0 means no studio,
+    however cheap, reaches that P2 with the server and the driver on the same cores."""
+    print("the box's limit, its CPU alone (the test server and this driver share its cores"
+          " with the studio):")  # fmt: skip
+    print(f"  {'mode':<11}{'N':>5}{'outside ms/step':>17}{'ceiling steps/s':>17}"
+          f"{'P2 ceiling':>12}{'studio ms/step for P2 0.5':>27}")  # fmt: skip
+    for row in rows:
+        outside = outside_ms_per_step(row.studio)
+        if outside is None or not outside or not row.raw.rate:
+            continue
+        ceiling = cores * 1000 / outside
+        budget = cores * 1000 / (0.5 * row.raw.rate) - outside
+        print(f"  {row.mode:<11}{row.studio.n:>5}{outside:>17.1f}{ceiling:>17.0f}"
+              f"{ceiling / row.raw.rate:>12.2f}{budget:>27.2f}")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
