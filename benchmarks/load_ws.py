@@ -24,7 +24,6 @@ import asyncio
 import json
 import re
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -38,10 +37,8 @@ from scale import private_services, production, studio_processes  # noqa: E402  
 from websockets.asyncio.client import connect  # noqa: E402
 
 from tests.integration.stack import (  # noqa: E402
-    ROOT,
     Stack,
-    free_port,
-    wait_until,
+    model_server,
 )
 
 APPENDED = re.compile(r'beforeend:#timeline">\s*<li id="step-(\d+)"')
@@ -171,35 +168,24 @@ def main() -> int:
     n = args.clients or (20 if args.quick else 200)
     seconds = args.seconds or (10.0 if args.quick else 60.0)
 
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "simulator.serve", "--port", str(port),
-         "--latency-ms", str(args.latency_ms)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    model_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: _up(model_url), 30, "the protocol test server")
-        with (
-            private_services() as services,
-            production(services, {}, args.workers, args.concurrency) as stack,
-        ):
-            http = stack.login()
-            ids = stack.shell(SETUP.format(url=model_url, n=n)).strip().splitlines()[-1].split()
-            clients = [Client(int(pk)) for pk in ids]
-            baseline = direct_latency(model_url)
-            print(f"load_ws: {n} clients x {seconds:.0f} s, {args.workers} workers x "
-                  f"{args.concurrency or 256}, test server latency {args.latency_ms:.0f} ms")  # fmt: skip
-            processes = studio_processes(stack, server.pid, services)
-            cpu_before = processes.cpu()
-            started = time.monotonic()
-            errors = asyncio.run(drive(stack, stack.ws_headers(http), clients, seconds))
-            elapsed = time.monotonic() - started
-            cpu = {k: v - cpu_before[k] for k, v in processes.cpu().items()}
-            db_steps = _db_counts(stack)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with (
+        model_server("--latency-ms", str(args.latency_ms)) as server,
+        private_services() as services,
+        production(services, {}, args.workers, args.concurrency) as stack,
+    ):
+        http = stack.login()
+        ids = stack.shell(SETUP.format(url=server.url, n=n)).strip().splitlines()[-1].split()
+        clients = [Client(int(pk)) for pk in ids]
+        baseline = direct_latency(server.url)
+        print(f"load_ws: {n} clients x {seconds:.0f} s, {args.workers} workers x "
+              f"{args.concurrency or 256}, test server latency {args.latency_ms:.0f} ms")  # fmt: skip
+        processes = studio_processes(stack, server.process.pid, services)
+        cpu_before = processes.cpu()
+        started = time.monotonic()
+        errors = asyncio.run(drive(stack, stack.ws_headers(http), clients, seconds))
+        elapsed = time.monotonic() - started
+        cpu = {k: v - cpu_before[k] for k, v in processes.cpu().items()}
+        db_steps = _db_counts(stack)
 
     latencies = [t for c in clients for t in c.latencies]
     sent = sum(c.sent for c in clients)
@@ -244,13 +230,6 @@ def print_cpu(cpu: dict[str, float], steps: int) -> None:
             print(f"    {kind:<22} {1000 * seconds / steps:.1f}")
     other = cpu["(whole machine)"] - listed
     print(f"    {'(everything else)':<22} {1000 * other / steps:.1f}")
-
-
-def _up(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _db_counts(stack: Stack) -> dict[int, int]:

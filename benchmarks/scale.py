@@ -98,6 +98,7 @@ from tests.integration.stack import (  # noqa: E402
     _base_env,
     embedded_studio,
     free_port,
+    model_server,
     wait_until,
 )
 
@@ -814,15 +815,7 @@ def main() -> int:
           f"{timeout:.0f} s per-call timeout; test server {LATENCY_MS} ms; {cores} cores; "
           f"load at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)  # fmt: skip
 
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "simulator.serve", "--port", str(port),
-         "--latency-ms", str(LATENCY_MS)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    model_url = f"http://127.0.0.1:{port}"
     env = {
-        "STUDIO_MODEL_URL": model_url,
         "STUDIO_MODEL_NAME": "world-studio-test",
         "STUDIO_API_RATE_PER_S": "1000000",
         "STUDIO_API_RATE_BURST": "1000000",
@@ -849,27 +842,24 @@ def main() -> int:
             document = {"meta": meta, "rows": [r.as_json() for r in rows]}
             json_path.write_text(json.dumps(document, indent=1) + "\n")
 
-    try:
-        wait_until(lambda: _up(model_url), 30, "the protocol test server")
+    with model_server("--latency-ms", str(LATENCY_MS)) as server:
+        env["STUDIO_MODEL_URL"] = server.url
         for mode in args.modes:
             if mode == "production":
                 with (
                     private_services() as services,
                     production(services, env, args.workers, args.concurrency) as stack,
                 ):
-                    procs = studio_processes(stack, server.pid, services)
+                    procs = studio_processes(stack, server.process.pid, services)
                     measure(
-                        mode, stack, model_url, procs, sizes, seconds, timeout, grace, ramp, record
+                        mode, stack, server.url, procs, sizes, seconds, timeout, grace, ramp, record
                     )
             else:
                 with embedded_studio(extra_env=env) as stack:
-                    procs = studio_processes(stack, server.pid, None)
+                    procs = studio_processes(stack, server.process.pid, None)
                     measure(
-                        mode, stack, model_url, procs, sizes, seconds, timeout, grace, ramp, record
+                        mode, stack, server.url, procs, sizes, seconds, timeout, grace, ramp, record
                     )
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     report(rows, cores)
     if "production" in args.modes:
         size = args.concurrency or "256"
@@ -888,13 +878,6 @@ def _commit() -> str:
         check=False,
     )  # fmt: skip
     return out.stdout.strip() or "unknown"
-
-
-def _up(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 if __name__ == "__main__":

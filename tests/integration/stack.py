@@ -253,12 +253,21 @@ def embedded_studio(*, extra_env: dict[str, str] | None = None) -> Iterator[Stac
         stack.close()
 
 
+@dataclass(frozen=True)
+class ModelServer:
+    """The protocol test server's process, and its URL."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+
 @contextlib.contextmanager
-def model_server_process(*options: str) -> Iterator[str]:
+def model_server(*options: str) -> Iterator[ModelServer]:
     """``python -m simulator.serve`` in a process of its own (as a deployment's model server
-    is), with ``options`` on its command line; yields its URL once it answers."""
+    is), with ``options`` on its command line, once it answers. The benchmarks that count
+    its CPU take its process; tests want only the URL (:func:`model_server_process`)."""
     port = free_port()
-    server = subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "simulator.serve", "--port", str(port), *options],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -272,7 +281,14 @@ def model_server_process(*options: str) -> Iterator[str]:
 
     try:
         wait_until(answers, 30, "the protocol test server")
-        yield url
+        yield ModelServer(url, process)
     finally:
-        server.terminate()
-        server.wait(10)
+        process.terminate()
+        process.wait(10)
+
+
+@contextlib.contextmanager
+def model_server_process(*options: str) -> Iterator[str]:
+    """:func:`model_server`'s URL."""
+    with model_server(*options) as server:
+        yield server.url
