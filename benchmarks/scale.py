@@ -687,23 +687,31 @@ def outside_ms_per_step(phase: Phase) -> float | None:
     return 1000 * outside / phase.done
 
 
+#: Issue 15's P2 target for each mode.
+TARGET_P2 = {"production": 0.5, "embedded": 0.2}
+
+
 def box_limit(rows: list[Row], cores: int) -> None:
     """The physical limit: what a studio costing no CPU at all could reach on this box,
-    and the CPU a step may cost the studio for P2 = 0.5 (all of the cores' time, less the
-    test server's and the driver's per step). A budget at or below 0 means no studio,
-    however cheap, reaches that P2 with the server and the driver on the same cores."""
+    and the CPU a step may cost the studio for the mode's target P2: all of the cores'
+    time, less the test server's and the driver's per step. An embedded studio is one
+    process, so the GIL also caps it at one core's time. A budget at or below 0 means no
+    studio, however cheap, reaches that P2 with the server and the driver on these cores."""
     print("the box's limit, its CPU alone (the test server and this driver share its cores"
           " with the studio):")  # fmt: skip
     print(f"  {'mode':<11}{'N':>5}{'outside ms/step':>17}{'ceiling steps/s':>17}"
-          f"{'P2 ceiling':>12}{'studio ms/step for P2 0.5':>27}")  # fmt: skip
+          f"{'P2 ceiling':>12}{'target P2':>11}{'studio ms/step for it':>23}")  # fmt: skip
     for row in rows:
         outside = outside_ms_per_step(row.studio)
         if outside is None or not outside or not row.raw.rate:
             continue
         ceiling = cores * 1000 / outside
-        budget = cores * 1000 / (0.5 * row.raw.rate) - outside
+        target = TARGET_P2[row.mode]
+        budget = cores * 1000 / (target * row.raw.rate) - outside
+        if row.mode == "embedded":
+            budget = min(budget, 1000 / (target * row.raw.rate))
         print(f"  {row.mode:<11}{row.studio.n:>5}{outside:>17.1f}{ceiling:>17.0f}"
-              f"{ceiling / row.raw.rate:>12.2f}{budget:>27.2f}")  # fmt: skip
+              f"{ceiling / row.raw.rate:>12.2f}{target:>11.1f}{budget:>23.2f}")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
