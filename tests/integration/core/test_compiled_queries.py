@@ -3,14 +3,16 @@ cannot run from SQL alone."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db.models import Exists, OuterRef, QuerySet
-from django.db.models.sql.compiler import SQLCompiler
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models.sql.compiler import SQLCompiler, SQLUpdateCompiler
+from django.utils import timezone
 
 from studio.episodes.models import Episode, Step
-from studio.lib.compiled import CompiledQuery, QueryNotCompilable
+from studio.lib.compiled import CompiledQuery, CompiledUpdate, QueryNotCompilable
 from tests.integration.episodes import helpers
 
 pytestmark = pytest.mark.django_db
@@ -134,9 +136,70 @@ def test_sql_that_depends_on_the_value_is_refused(episode: Episode) -> None:
         small_or_large.all(1)
 
 
-def test_arguments_other_than_int_or_str_are_refused_at_definition() -> None:
+def test_arguments_other_than_int_str_or_datetime_are_refused_at_definition() -> None:
     def by_ids(ids: list[int]) -> QuerySet[Step]:
         return Step.objects.filter(pk__in=ids)
 
-    with pytest.raises(QueryNotCompilable, match="int or str"):
+    with pytest.raises(QueryNotCompilable, match="int, str or datetime"):
         CompiledQuery(by_ids)
+
+
+@CompiledUpdate
+def start_pending(
+    episode_id: int, now: datetime, older_than: datetime
+) -> tuple[QuerySet[Step], dict[str, Any]]:
+    """A claim's shape: a condition with a datetime, a datetime value, an expression."""
+    waiting = Q(status="pending") | Q(status="running", started_at__lt=older_than)
+    return Step.objects.filter(waiting, episode_id=episode_id), {
+        "status": "running",
+        "started_at": now,
+        "attempts": F("attempts") + 1,
+    }
+
+
+def test_a_compiled_update_changes_what_the_querysets_update_would(episode: Episode) -> None:
+    now = timezone.now()
+    Step.objects.filter(index=2).update(status="running", started_at=now - timedelta(hours=2))
+    Step.objects.filter(index=1).update(status="running", started_at=now)
+
+    assert start_pending.run(episode.pk, now, now - timedelta(hours=1)) == 2
+    assert start_pending.run(episode.pk + 1, now, now - timedelta(hours=1)) == 0
+
+    rows = Step.objects.filter(episode=episode).order_by("index")
+    assert [(s.status, s.started_at, s.attempts) for s in rows] == [
+        ("running", now, 0),
+        ("running", now, 1),
+        ("running", now, 1),
+    ]
+
+
+def test_a_compiled_update_compiles_once(episode: Episode, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiles = []
+    as_sql = SQLUpdateCompiler.as_sql
+
+    def counted(compiler: SQLUpdateCompiler, *args: Any, **kwargs: Any) -> Any:
+        compiles.append(compiler.query.model)
+        return as_sql(compiler, *args, **kwargs)
+
+    monkeypatch.setattr(SQLUpdateCompiler, "as_sql", counted)
+
+    @CompiledUpdate
+    def rename(step_id: int, action: str) -> tuple[QuerySet[Step], dict[str, Any]]:
+        return Step.objects.filter(pk=step_id), {"action": action}
+
+    first, second = Step.objects.filter(episode=episode).order_by("index")[:2]
+    assert rename.run(first.pk, "pwd") == 1
+    compiled = len(compiles)
+    assert rename.run(second.pk, "whoami") == 1
+    assert compiled == 2 and len(compiles) == compiled
+    actions = Step.objects.filter(episode=episode).order_by("index").values_list("action")
+    assert list(actions) == [("pwd",), ("whoami",), ("ls 3",)]
+
+
+def test_an_update_through_a_join_is_refused(episode: Episode) -> None:
+    @CompiledUpdate
+    def rename_in(title: str, action: str) -> tuple[QuerySet[Step], dict[str, Any]]:
+        return Step.objects.filter(episode__title=title), {"action": action}
+
+    with pytest.raises(QueryNotCompilable, match="through a join"):
+        rename_in.run(episode.title, "ls")
