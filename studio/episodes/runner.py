@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from channels.layers import get_channel_layer
@@ -39,7 +39,7 @@ from studio.episodes.selectors import backend_spec, episode_state
 from studio.episodes.services import step_messages
 from studio.lib import stream_buffer
 from studio.lib.channels import DELTA
-from studio.lib.compiled import CompiledQuery
+from studio.lib.compiled import CompiledQuery, CompiledUpdate
 from studio.lib.step_loop import backend_for, endpoint_slot, run_db
 from studio.lib.tasks import dispatch
 
@@ -90,6 +90,20 @@ class _Stream:
         await self.layer.group_send(self.group, message)
 
 
+@CompiledUpdate
+def _claim(step_id: int, now: datetime, stale: datetime) -> tuple[QuerySet[Step], dict[str, Any]]:
+    abandoned = Q(status=StepStatus.RUNNING, started_at__lt=stale)
+    return Step.objects.filter(Q(status=StepStatus.PENDING) | abandoned, pk=step_id), {
+        "status": StepStatus.RUNNING,
+        "started_at": now,
+        "attempts": F("attempts") + 1,
+        "cancel_requested": False,
+        "partial_observation": "",
+        "partial_reasoning": "",
+        "partial_seq": 0,
+    }
+
+
 def claim_step(step_id: int) -> bool:
     """pending -> running, in one conditional UPDATE; False when someone else has it.
 
@@ -97,18 +111,9 @@ def claim_step(step_id: int) -> bool:
     died (a living one is killed at that limit): a redelivered task takes it over,
     so a SIGKILLed worker's step runs again instead of staying ``running`` forever.
     """
-    stale = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-    abandoned = Q(status=StepStatus.RUNNING, started_at__lt=stale)
-    claimed = Step.objects.filter(Q(status=StepStatus.PENDING) | abandoned, pk=step_id).update(
-        status=StepStatus.RUNNING,
-        started_at=timezone.now(),
-        attempts=F("attempts") + 1,
-        cancel_requested=False,
-        partial_observation="",
-        partial_reasoning="",
-        partial_seq=0,
-    )
-    return claimed == 1
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    return _claim.run(step_id, now, stale) == 1
 
 
 @CompiledQuery
