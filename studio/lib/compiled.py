@@ -82,6 +82,8 @@ class _Compiled:
 
     def __init__(self, make: Callable[..., Any]) -> None:
         self._make = make
+        #: The function that builds the queryset: what each call ran before it compiled.
+        self.definition = make
         hints = inspect.get_annotations(make, eval_str=True)
         self._kinds: tuple[type, ...] = tuple(
             hints.get(name, object) for name in inspect.signature(make).parameters
