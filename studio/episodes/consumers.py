@@ -43,6 +43,8 @@ class EpisodeConsumer(LiveConsumer):
         #: step id -> sequence number of the last text this socket holds for it.
         self.seen: dict[int, int] = {}
         self.shown: set[int] = set()
+        #: step id -> the state of the step this socket's fragment shows (_shown_state).
+        self.rendered: dict[int, tuple[Any, ...]] = {}
         return episode.group_name
 
     def state(self) -> str:
@@ -51,6 +53,7 @@ class EpisodeConsumer(LiveConsumer):
         for step in steps:
             self.seen[step.pk] = step.partial_seq
             self.shown.add(step.pk)
+            self.rendered[step.pk] = _shown_state(step)
         context = {"episode": episode, "steps": steps_context(steps, self.can_edit), "oob": True}
         timeline = render_to_string("episodes/_timeline.html", context)
         return timeline + self._controls(episode, full=True)
@@ -125,6 +128,11 @@ class EpisodeConsumer(LiveConsumer):
             self.seen[step.pk] = step.partial_seq
         else:
             self.seen[step.pk] = max(seq, step.partial_seq, 10**9 if seq else 0)
+        # A socket that lags handles a step's earlier events after the step has moved on:
+        # each would render the same state again (the final fragment up to three times).
+        if self.rendered.get(step.pk) == (state := _shown_state(step)):
+            return ""
+        self.rendered[step.pk] = state
         context = {"s": step_context(step, self.can_edit), "episode": step.episode}
         html = str(render_to_string("episodes/_step.html", context))
         if step.pk in self.shown:
@@ -151,6 +159,12 @@ def _step_with_world(step_id: int, episode_id: int) -> QuerySet[Step]:
     """A step of this socket's episode (none of another's), with the episode and world."""
     steps = Step.objects.select_related("episode__world_revision")
     return steps.filter(pk=step_id, episode_id=episode_id).order_by("pk")[:1]
+
+
+def _shown_state(step: Step) -> tuple[Any, ...]:
+    """What a step's fragment shows changes only with these (a running step's text is
+    up to ``partial_seq``; a retry counts an attempt and clears ``finished_at``)."""
+    return (step.status, step.attempts, step.finished_at, step.partial_seq)
 
 
 def _int(value: Any) -> int | None:

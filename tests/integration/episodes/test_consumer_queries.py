@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from studio.episodes.consumers import EpisodeConsumer
 from studio.episodes.models import Step, StepStatus
@@ -77,3 +78,24 @@ def test_the_panels_read_the_latest_busy_step_and_the_last_done_observation() ->
     assert last_observation(episode) == "second"
     assert last_observation(other) == "x" and busy_step(other) is None
     assert initial == episode.world_revision.spec.get("initial_observation", "")
+
+
+def test_a_lagging_socket_renders_a_step_s_state_once_and_a_retry_again() -> None:
+    project, user = helpers.project_with()
+    episode = helpers.episode(project, user)
+    step = Step.objects.create(episode=episode, index=1, action="ls", status=StepStatus.PENDING)
+    consumer = EpisodeConsumer()
+    consumer.scope = {"user": user}
+    consumer.join(user, episode.pk)
+    # The socket handles the step's events only after it has ended ("pending",
+    # "running", then the final one): the first renders the final fragment.
+    Step.objects.filter(pk=step.pk).update(
+        status=StepStatus.DONE, observation="a b", partial_seq=4, finished_at=timezone.now()
+    )
+
+    rendered = [consumer._step_html(step.pk, seq) for seq in (0, 0, 4)]
+
+    assert 'id="step-1"' in rendered[0] and rendered[1:] == ["", ""]
+    # Run again (as a retry leaves it: pending, no end time): shown again.
+    Step.objects.filter(pk=step.pk).update(status=StepStatus.PENDING, finished_at=None)
+    assert 'id="step-1"' in consumer._step_html(step.pk, 0)
