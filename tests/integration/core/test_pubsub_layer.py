@@ -73,21 +73,3 @@ def test_after_a_restart_the_first_operations_succeed_and_old_groups_still_recei
         return [message["n"] for message in got]
 
     assert asyncio.run(run()) == [1, 2, 3, 2]
-
-
-def test_the_layer_reads_replies_with_the_compiled_parser(redis: PrivateRedis) -> None:
-    """Every delta and step event a web process receives is parsed by its layer's
-    connection: in C with hiredis, in Python without (a dependency for that reason)."""
-
-    async def run() -> str:
-        layer = ReconnectingPubSubChannelLayer(
-            hosts=[{"address": f"redis://127.0.0.1:{redis.port}"}]
-        )
-        channel = await layer.new_channel()
-        await layer.group_add("episode-1", channel)
-        shard = layer._get_layer()._shards[0]
-        parser = type(shard._pubsub.connection._parser).__name__
-        await layer.flush()
-        return parser
-
-    assert asyncio.run(run()) == "_AsyncHiredisParser"
