@@ -693,25 +693,31 @@ TARGET_P2 = {"production": 0.5, "embedded": 0.2}
 
 def box_limit(rows: list[Row], cores: int) -> None:
     """The physical limit: what a studio costing no CPU at all could reach on this box,
+    and the studio's CPU per step in units of the test server's and the driver's (which
+    do the same work every day: a ratio to compare across machines of different speed),
     and the CPU a step may cost the studio for the mode's target P2: all of the cores'
     time, less the test server's and the driver's per step. An embedded studio is one
     process, so the GIL also caps it at one core's time. A budget at or below 0 means no
     studio, however cheap, reaches that P2 with the server and the driver on these cores."""
     print("the box's limit, its CPU alone (the test server and this driver share its cores"
           " with the studio):")  # fmt: skip
-    print(f"  {'mode':<11}{'N':>5}{'outside ms/step':>17}{'ceiling steps/s':>17}"
-          f"{'P2 ceiling':>12}{'target P2':>11}{'studio ms/step for it':>23}")  # fmt: skip
+    print(f"  {'mode':<11}{'N':>5}{'outside ms/step':>17}{'studio / outside':>18}"
+          f"{'ceiling steps/s':>17}{'P2 ceiling':>12}{'target P2':>11}"
+          f"{'studio ms/step for it':>23}")  # fmt: skip
     for row in rows:
         outside = outside_ms_per_step(row.studio)
         if outside is None or not outside or not row.raw.rate:
             continue
+        own = sum(v for k, v in row.studio.cpu.items() if not k.startswith("("))
+        relative = 1000 * own / row.studio.done / outside
         ceiling = cores * 1000 / outside
         target = TARGET_P2[row.mode]
         budget = cores * 1000 / (target * row.raw.rate) - outside
         if row.mode == "embedded":
             budget = min(budget, 1000 / (target * row.raw.rate))
-        print(f"  {row.mode:<11}{row.studio.n:>5}{outside:>17.1f}{ceiling:>17.0f}"
-              f"{ceiling / row.raw.rate:>12.2f}{target:>11.1f}{budget:>23.2f}")  # fmt: skip
+        print(f"  {row.mode:<11}{row.studio.n:>5}{outside:>17.1f}{relative:>18.1f}"
+              f"{ceiling:>17.0f}{ceiling / row.raw.rate:>12.2f}{target:>11.1f}"
+              f"{budget:>23.2f}")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
