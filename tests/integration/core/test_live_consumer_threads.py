@@ -8,10 +8,15 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from studio.lib.consumers import LiveConsumer
+
+# A socket's disconnect closes the old connections of Channels' shared sync thread, which
+# an earlier test may have left one in: without database access that close is refused.
+pytestmark = pytest.mark.django_db
 
 
 class MeetingConsumer(LiveConsumer):
