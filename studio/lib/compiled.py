@@ -49,6 +49,9 @@ _STAND_IN_BASES = (30_001, 31_001)
 #: The kinds of argument a compiled query takes, each bound as a plain parameter.
 _KINDS = (int, str, datetime)
 _EPOCH = datetime(2001, 1, 1, tzinfo=UTC)
+#: Where each argument goes among a query's parameters: (parameter's place, argument's
+#: place, what makes the argument that parameter).
+_Slots = list[tuple[int, int, Callable[[Any], Any]]]
 
 
 class QueryNotCompilable(TypeError):
@@ -63,8 +66,8 @@ class _Plan:
 
     sql: str
     params: tuple[Any, ...]
-    #: (parameter's place, argument's place, the parameter's type: a backend may wrap a
-    #: value, as Django does integers in psycopg's ``Int4`` for server-side binding)
+    #: See ``_Slots`` (a backend may wrap a value, as Django does integers in psycopg's
+    #: ``Int4`` for server-side binding, or adapt it, as SQLite's stores datetimes as text)
     slots: tuple[tuple[int, int, Callable[[Any], Any]], ...]
     converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
     build: Callable[[list[Any]], Any]
@@ -142,16 +145,14 @@ class _Compiled:
             raise QueryNotCompilable(
                 f"{self._make.__qualname__}: its SQL depends on its arguments' values"
             )
-        return self._planned(alias, compiled, sql, params, slots)
+        return self._planned(compiled, sql, params, slots)
 
-    def _slots(
-        self, alias: str, stand_ins: list[Any], params: list[Any]
-    ) -> list[tuple[int, int, Callable[[Any], Any]]]:
+    def _slots(self, alias: str, stand_ins: list[Any], params: list[Any]) -> _Slots:
         """Where each argument's stand-in is among the parameters, and how a value of its
         kind becomes that parameter (a backend may wrap integers, as Django does in
         psycopg's ``Int4``, and store datetimes as text, as SQLite does)."""
         adapt = connections[alias].ops.adapt_datetimefield_value
-        slots: list[tuple[int, int, Callable[[Any], Any]]] = []
+        slots: _Slots = []
         for argument, stand_in in enumerate(stand_ins):
             forms: list[tuple[Any, Callable[[Any], Any]]] = [(stand_in, type(stand_in))]
             if isinstance(stand_in, datetime):
@@ -174,14 +175,7 @@ class _Compiled:
         """What the compile gave (for :meth:`_planned`), its SQL and its parameters."""
         raise NotImplementedError
 
-    def _planned(
-        self,
-        alias: str,
-        compiled: Any,
-        sql: str,
-        params: list[Any],
-        slots: list[tuple[int, int, Callable[[Any], Any]]],
-    ) -> _Plan:
+    def _planned(self, compiled: Any, sql: str, params: list[Any], slots: _Slots) -> _Plan:
         raise NotImplementedError
 
 
@@ -247,23 +241,11 @@ class CompiledQuery(_Compiled, Generic[Row]):
     def _sql(self, alias: str, stand_ins: list[Any]) -> tuple[Any, str, list[Any]]:
         queryset = self._make(*stand_ins).using(alias)
         compiler = queryset.query.get_compiler(using=alias)
-        try:
-            sql, params = compiler.as_sql()
-        except EmptyResultSet:
-            raise QueryNotCompilable(
-                f"{self._make.__qualname__}: Django found it empty before running it"
-            ) from None
-        return (queryset, compiler), sql, list(params)
+        sql, params = _as_sql(compiler, self._make)
+        return (queryset, compiler, alias), sql, params
 
-    def _planned(
-        self,
-        alias: str,
-        compiled: Any,
-        sql: str,
-        params: list[Any],
-        slots: list[tuple[int, int, Callable[[Any], Any]]],
-    ) -> _Plan:
-        queryset, compiler = compiled
+    def _planned(self, compiled: Any, sql: str, params: list[Any], slots: _Slots) -> _Plan:
+        queryset, compiler, alias = compiled
         if compiler.has_extra_select:
             raise QueryNotCompilable(f"{self._make.__qualname__}: extra() columns")
         fields = [column[0] for column in compiler.select[: compiler.col_count]]
@@ -319,23 +301,21 @@ class CompiledUpdate(_Compiled):
         if query.related_updates or query.count_active_tables() != 1:
             raise QueryNotCompilable(f"{self._make.__qualname__}: it updates through a join")
         compiler = query.get_compiler(using=alias)
-        try:
-            sql, params = compiler.as_sql()
-        except EmptyResultSet:
-            raise QueryNotCompilable(
-                f"{self._make.__qualname__}: Django found it empty before running it"
-            ) from None
-        return compiler, sql, list(params)
+        sql, params = _as_sql(compiler, self._make)
+        return compiler, sql, params
 
-    def _planned(
-        self,
-        alias: str,
-        compiled: Any,
-        sql: str,
-        params: list[Any],
-        slots: list[tuple[int, int, Callable[[Any], Any]]],
-    ) -> _Plan:
+    def _planned(self, compiled: Any, sql: str, params: list[Any], slots: _Slots) -> _Plan:
         return _Plan(sql=sql, params=tuple(params), slots=tuple(slots), converters=(), build=list)
+
+
+def _as_sql(compiler: Any, make: Callable[..., Any]) -> tuple[str, list[Any]]:
+    try:
+        sql, params = compiler.as_sql()
+    except EmptyResultSet:
+        raise QueryNotCompilable(
+            f"{make.__qualname__}: Django found it empty before running it"
+        ) from None
+    return sql, list(params)
 
 
 def _stand_in(kind: type, number: int) -> Any:

@@ -45,6 +45,21 @@ def turns(episode_id: int, before: int) -> QuerySet[Step, tuple[str, str]]:
     return steps.order_by("index").values_list("action", "observation")
 
 
+def counted_compiles(
+    monkeypatch: pytest.MonkeyPatch, compiler_class: type[SQLCompiler]
+) -> list[Any]:
+    """The model of each query ``compiler_class`` compiles to SQL from now on."""
+    compiles: list[Any] = []
+    as_sql = compiler_class.as_sql
+
+    def counted(compiler: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
+        compiles.append(compiler.query.model)
+        return as_sql(compiler, *args, **kwargs)
+
+    monkeypatch.setattr(compiler_class, "as_sql", counted)
+    return compiles
+
+
 @pytest.fixture
 def episode() -> Episode:
     project, user = helpers.project_with()
@@ -102,14 +117,7 @@ def test_the_sql_is_compiled_once_and_reused_with_new_values(
     def actions(episode_id: int, before: int) -> QuerySet[Step, tuple[str]]:
         return Step.objects.filter(episode_id=episode_id, index__lt=before).values_list("action")
 
-    compiles = []
-    as_sql = SQLCompiler.as_sql
-
-    def counted(compiler: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
-        compiles.append(compiler.query.model)
-        return as_sql(compiler, *args, **kwargs)
-
-    monkeypatch.setattr(SQLCompiler, "as_sql", counted)
+    compiles = counted_compiles(monkeypatch, SQLCompiler)
     assert actions.all(episode.pk, 2) == [("ls 1",)]
     compiled = len(compiles)
     assert sorted(actions.all(episode.pk, 4)) == [("ls 1",), ("ls 2",), ("ls 3",)]
@@ -174,14 +182,7 @@ def test_a_compiled_update_changes_what_the_querysets_update_would(episode: Epis
 
 
 def test_a_compiled_update_compiles_once(episode: Episode, monkeypatch: pytest.MonkeyPatch) -> None:
-    compiles = []
-    as_sql = SQLUpdateCompiler.as_sql
-
-    def counted(compiler: SQLUpdateCompiler, *args: Any, **kwargs: Any) -> Any:
-        compiles.append(compiler.query.model)
-        return as_sql(compiler, *args, **kwargs)
-
-    monkeypatch.setattr(SQLUpdateCompiler, "as_sql", counted)
+    compiles = counted_compiles(monkeypatch, SQLUpdateCompiler)
 
     @CompiledUpdate
     def rename(step_id: int, action: str) -> tuple[QuerySet[Step], dict[str, Any]]:
