@@ -73,7 +73,9 @@ print(json.dumps({{"status": job.status, "rows": rows, "steps": per_episode,
 
 @pytest.fixture
 def model_server() -> Iterator[str]:
-    with model_server_process("--latency-ms", "250") as url:
+    # Slow enough that the job (60 steps, 4 at a time: about 11 s) is still running when
+    # the test sees two episodes done, however slowly the machine answers its polls.
+    with model_server_process("--latency-ms", "750") as url:
         yield url
 
 
