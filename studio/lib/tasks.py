@@ -8,6 +8,7 @@ task never looks for a row that is not visible yet.
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from typing import Any
@@ -37,8 +38,21 @@ def _run_inprocess(task: Task[Any, Any], args: tuple[Any, ...], kwargs: dict[str
 
 def dispatch(task: Task[Any, Any], *args: Any, **kwargs: Any) -> None:
     """Run ``task(*args, **kwargs)`` after the current transaction commits."""
+    dispatch_later(0.0, task, *args, **kwargs)
+
+
+def dispatch_later(delay_s: float, task: Task[Any, Any], *args: Any, **kwargs: Any) -> None:
+    """Run ``task(*args, **kwargs)`` ``delay_s`` seconds after the current transaction
+    commits. Keep ``delay_s`` under the visibility timeout: Celery holds a delayed
+    message unacknowledged until it runs, and Redis would deliver it again.
+
+    In embedded mode the wait is a daemon timer, gone if the process stops (as every
+    in-process task is; the sweeps find the work again)."""
     if settings.TASK_RUNNER == "celery":
-        transaction.on_commit(lambda: task.apply_async(args=args, kwargs=kwargs))
+        countdown = max(delay_s, 0.0)  # Celery sends a countdown of 0 without an ETA
+        transaction.on_commit(
+            lambda: task.apply_async(args=args, kwargs=kwargs, countdown=countdown)
+        )
         return
 
     def submit() -> None:
@@ -46,7 +60,12 @@ def dispatch(task: Task[Any, Any], *args: Any, **kwargs: Any) -> None:
         _running.add(future)
         future.add_done_callback(_running.discard)
 
-    transaction.on_commit(submit)
+    if delay_s <= 0:
+        transaction.on_commit(submit)
+        return
+    timer = threading.Timer(delay_s, submit)
+    timer.daemon = True
+    transaction.on_commit(timer.start)
 
 
 _running: set[Future[None]] = set()
