@@ -3,10 +3,17 @@
 A task does at most one step, so every task stays well inside Celery's time
 limits (and those inside the Redis visibility timeout): a long episode is a
 chain of short tasks, each dispatching the next. A task delivered again after
-its worker died finds the row's lease expired and continues from the episode's
-last done step; a pending step is run, a failed one retried (the same row, so
-never a duplicate step), a running one whose runner died is declared failed
-and retried.
+its worker died continues from the episode's last done step; a pending step is
+run, a failed one retried (the same row, so never a duplicate step), a running one
+whose runner died is declared failed and retried.
+
+Redis redelivers a message a visibility timeout after it was *fetched*, but a lease
+ends a time limit after it was last *renewed* (after the endpoint slot wait), so the
+copy can come while the dead task's lease still runs. A task that finds the row held
+therefore watches that lease: it comes back when the lease ends, and takes the row
+if the same owner still holds it (that owner died); if the owner let it go, the
+owner sent the next task and the watch ends. Every failed claim watches, so no
+chain of tasks ends while a row is unfinished.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from studio.episodes.services import (
 )
 from studio.episodes.tasks import run_step
 from studio.lib.step_loop import run_on_step_loop
-from studio.lib.tasks import dispatch
+from studio.lib.tasks import dispatch, dispatch_later
 from studio.rollouts.models import FINISHED_ROWS, JobStatus, RolloutEpisode, RolloutJob, RowStatus
 from studio.rollouts.semaphore import shared_endpoint_slot
 from studio.rollouts.services import job_maybe_finish, publish_progress, row_finish
@@ -52,7 +59,12 @@ def lease_seconds() -> float:
     return float(settings.CELERY_TASK_TIME_LIMIT)
 
 
-def rollout_advance(job_id: int, index: int) -> None:
+#: How long after a watched lease's end the watch looks, so the lease has surely ended.
+WATCH_MARGIN_S = 0.5
+
+
+def rollout_advance(job_id: int, index: int, watching: str = "") -> None:
+    """One step of row ``index``; ``watching``: the lease owner a watch was sent for."""
     job = (
         RolloutJob.objects.select_related("scenario", "world_revision__world", "endpoint")
         .filter(pk=job_id)
@@ -64,9 +76,12 @@ def rollout_advance(job_id: int, index: int) -> None:
     if job.status == JobStatus.CANCELLED:
         row_finish(row=row, status=RowStatus.CANCELLED, outcome="cancelled")
         return
+    if watching and row.lease_owner != watching:
+        return  # the watched owner let the row go, and sent its next task
     owner = uuid.uuid4().hex
     if not _claim(row, owner):
-        return  # another task holds it; if that one dies, its redelivery continues
+        _watch(row)
+        return
     row.refresh_from_db()
     more = False
     try:
@@ -118,6 +133,21 @@ def _claim(row: RolloutEpisode, owner: str) -> bool:
         )
     )
     return claimed == 1
+
+
+def _watch(row: RolloutEpisode) -> None:
+    """Come back when the lease that beat this task's claim ends (see the module's doc)."""
+    held = (
+        RolloutEpisode.objects.filter(pk=row.pk, status__in=(RowStatus.PENDING, RowStatus.RUNNING))
+        .exclude(lease_owner="")
+        .values_list("lease_owner", "lease_until")
+        .first()
+    )
+    owner, until = held or ("", None)
+    if until is None:
+        return  # finished, or let go (its holder sent the next task)
+    delay = (until - timezone.now()).total_seconds() + WATCH_MARGIN_S
+    dispatch_later(delay, _task(), row.job_id, row.index, watching=owner)
 
 
 def _renew(row: RolloutEpisode, owner: str) -> bool:

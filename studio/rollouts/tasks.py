@@ -8,6 +8,7 @@ from studio.rollouts.runner import rollout_advance
 
 
 @shared_task(name="rollouts.rollout_episode", acks_late=True)
-def rollout_episode(job_id: int, index: int) -> None:
-    """Advance episode ``index`` of job ``job_id`` by one step; safe to deliver twice."""
-    rollout_advance(job_id, index)
+def rollout_episode(job_id: int, index: int, watching: str = "") -> None:
+    """Advance episode ``index`` of job ``job_id`` by one step; safe to deliver twice.
+    ``watching``: sent by a task that found the row held, for when that lease ends."""
+    rollout_advance(job_id, index, watching)

@@ -174,3 +174,67 @@ def test_another_projects_job_is_not_found(client, setup, world_model):
     assert client.get(f"/rollouts/{job.pk}/").status_code == 404
     assert client.post(f"/rollouts/{job.pk}/cancel").status_code == 404
     wait_for(job, "done")
+
+
+def _held_by(job: RolloutJob, owner: str, seconds: float) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    until = timezone.now() + timedelta(seconds=seconds)
+    job.rows.update(status="running", lease_owner=owner, lease_until=until)
+
+
+def test_a_copy_that_finds_a_dead_tasks_lease_takes_the_row_when_the_lease_ends(
+    setup, world_model, monkeypatch
+):
+    """Redis redelivers a message a visibility timeout after it was fetched, but the dead
+    task renewed its lease later (after its slot wait): the copy finds the lease held.
+    Without a watch on that lease, the episode's chain of tasks ends there for good."""
+    from studio.rollouts import runner, services
+
+    monkeypatch.setattr(services, "_dispatch_rows", lambda job, indexes: None)
+    user, project, scenario = setup
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=1, max_steps=5,
+        policy={"kind": "scripted", "actions": ["make"]},
+    )  # fmt: skip
+    _held_by(job, "a-dead-task", seconds=1)
+
+    runner.rollout_advance(job.pk, 0)  # the redelivered copy
+
+    job = wait_for(job, "done")
+    assert list(job.rows.values_list("outcome", "steps_done")) == [("actions exhausted", 1)]
+
+
+def test_a_watch_comes_back_while_its_owner_holds_the_row_and_ends_when_it_lets_go(
+    setup, world_model, monkeypatch
+):
+    from studio.rollouts import runner, services
+
+    watches: list[tuple[float, tuple[int, ...], str]] = []
+    monkeypatch.setattr(services, "_dispatch_rows", lambda job, indexes: None)
+    monkeypatch.setattr(
+        runner,
+        "dispatch_later",
+        lambda delay, task, *args, watching: watches.append((delay, args, watching)),
+    )
+    user, project, scenario = setup
+    job = rollout_job_create(
+        project=project, scenario=scenario, user=user, episodes=1, max_steps=5,
+        policy={"kind": "scripted", "actions": ["make"]},
+    )  # fmt: skip
+    _held_by(job, "a-live-task", seconds=60)  # renewed since the watch was sent
+
+    runner.rollout_advance(job.pk, 0, watching="a-live-task")
+
+    [(delay, args, watching)] = watches
+    assert 59 < delay <= 60 + runner.WATCH_MARGIN_S
+    assert (args, watching) == ((job.pk, 0), "a-live-task")
+
+    job.rows.update(lease_owner="", lease_until=None)  # it stepped, and sent the next task
+    runner.rollout_advance(job.pk, 0, watching="a-live-task")
+
+    row = job.rows.get()
+    assert row.episode is None and row.lease_owner == ""
+    assert len(watches) == 1
