@@ -82,6 +82,8 @@ def rollout_advance(job_id: int, index: int, watching: str = "") -> None:
     if not _claim(row, owner):
         _watch(row)
         return
+    if watching:
+        logger.warning("rollout %s #%s: task %s died holding the row", job_id, index, watching)
     row.refresh_from_db()
     more = False
     try:

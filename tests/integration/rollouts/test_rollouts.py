@@ -186,7 +186,7 @@ def _held_by(job: RolloutJob, owner: str, seconds: float) -> None:
 
 
 def test_a_copy_that_finds_a_dead_tasks_lease_takes_the_row_when_the_lease_ends(
-    setup, world_model, monkeypatch
+    setup, world_model, monkeypatch, caplog
 ):
     """Redis redelivers a message a visibility timeout after it was fetched, but the dead
     task renewed its lease later (after its slot wait): the copy finds the lease held.
@@ -205,6 +205,7 @@ def test_a_copy_that_finds_a_dead_tasks_lease_takes_the_row_when_the_lease_ends(
 
     job = wait_for(job, "done")
     assert list(job.rows.values_list("outcome", "steps_done")) == [("actions exhausted", 1)]
+    assert "task a-dead-task died holding the row" in caplog.text
 
 
 def test_a_watch_comes_back_while_its_owner_holds_the_row_and_ends_when_it_lets_go(
