@@ -122,7 +122,8 @@ def rollout_rows_redispatch(*, rows: dict[int, list[int]]) -> int:
 
 def rollout_job_resume(*, job: RolloutJob) -> int:
     """Dispatch a task for every unfinished row (after a restart); safe to call any time:
-    a row another task holds is left alone. Returns how many were dispatched."""
+    a row another task holds is left to it (and taken once its lease ends, if that
+    task died: studio.rollouts.runner). Returns how many were dispatched."""
     if job.status == JobStatus.CANCELLED:
         return 0
     indexes = list(job.rows.exclude(status__in=FINISHED_ROWS).values_list("index", flat=True))
