@@ -7,7 +7,9 @@ WebSockets exactly as a browser or a trainer would.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import os
 import re
 import signal
@@ -196,24 +198,13 @@ def production_stack(
     """Start a migrated production-mode studio; stop it and drop its database afterwards."""
     database = f"studio_test_{uuid.uuid4().hex[:10]}"
     with _admin_connection() as conn:
-        conn.execute(f'CREATE DATABASE "{database}"')
+        conn.execute(f'CREATE DATABASE "{database}" TEMPLATE "{_migrated_template()}"')
     redis_db = _next_redis_db()
     var_dir = Path(tempfile.mkdtemp(prefix="studio-stack-"))
-    env = _base_env(var_dir)
-    env.update(
-        {
-            "STUDIO_REDIS_URL": f"redis://127.0.0.1:6379/{redis_db}",
-            "STUDIO_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
-            "STUDIO_SECRET_KEY": uuid.uuid4().hex * 2,
-            # Tests read which tasks a worker ran from its log.
-            "STUDIO_TASK_LOG_LEVEL": "INFO",
-            **(extra_env or {}),
-        }
-    )
+    env = {**_production_env(var_dir, database, redis_db), **(extra_env or {})}
     subprocess.run(["redis-cli", "-n", str(redis_db), "FLUSHDB"], check=True, capture_output=True)
     stack = Stack(env=env, var_dir=var_dir, database=database)
     try:
-        stack.manage("migrate", "--noinput", "-v", "0")
         for index in range(workers):
             stack.start_worker(f"w{index + 1}")
         if web:
@@ -221,6 +212,32 @@ def production_stack(
         yield stack
     finally:
         stack.close()
+
+
+@functools.cache
+def _migrated_template() -> str:
+    """A database migrated once per test process, which each stack's database copies:
+    a copy takes about 0.1 s, a migrate in a new process about 8 s. Dropped at exit."""
+    name = f"studio_test_template_{uuid.uuid4().hex[:10]}"
+    with _admin_connection() as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    atexit.register(_drop_database, name)
+    var_dir = Path(tempfile.mkdtemp(prefix="studio-template-"))
+    # No Redis number of its own: a migrate sends no tasks.
+    env = _production_env(var_dir, name, redis_db=0)
+    Stack(env=env, var_dir=var_dir, database="").manage("migrate", "--noinput", "-v", "0")
+    return name
+
+
+def _production_env(var_dir: Path, database: str, redis_db: int) -> dict[str, str]:
+    return {
+        **_base_env(var_dir),
+        "STUDIO_REDIS_URL": f"redis://127.0.0.1:6379/{redis_db}",
+        "STUDIO_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
+        "STUDIO_SECRET_KEY": uuid.uuid4().hex * 2,
+        # Tests read which tasks a worker ran from its log.
+        "STUDIO_TASK_LOG_LEVEL": "INFO",
+    }
 
 
 def _base_env(var_dir: Path) -> dict[str, str]:
