@@ -131,6 +131,42 @@ def test_a_killed_worker_does_not_lose_or_duplicate_steps(model_server: str):
         assert steps == [[i + 1, action, "done"] for i, action in enumerate(ACTIONS)]
 
 
+#: A one-episode job whose row a task that died holds for 5 s more; then its task is sent.
+HELD_BY_A_DEAD_TASK = """
+import json
+from datetime import timedelta
+from django.utils import timezone
+from studio.rollouts import services
+from tests.integration.api.factories import make_project, make_scenario, make_user
+user = make_user("bob")
+project = make_project(user)
+dispatch_rows, services._dispatch_rows = services._dispatch_rows, lambda job, indexes: None
+job = services.rollout_job_create(project=project, scenario=make_scenario(project), user=user,
+    episodes=1, max_steps=10, policy={"kind": "scripted", "actions": ["make"]})
+until = timezone.now() + timedelta(seconds=5)
+job.rows.update(status="running", lease_owner="a-dead-task", lease_until=until)
+services._dispatch_rows = dispatch_rows
+services.rollout_job_resume(job=job)
+print(json.dumps({"job": job.pk}))
+"""
+
+
+def test_a_task_that_finds_a_dead_tasks_lease_comes_back_through_the_broker(model_server: str):
+    """The watch (studio/rollouts/runner.py) on a real worker: a countdown task, with its
+    ``watching`` argument, that the worker holds until the lease has ended."""
+    require_service("PostgreSQL", 5432)
+    require_service("Redis", 6379)
+    env = {"STUDIO_MODEL_URL": model_server, "STUDIO_MODEL_NAME": "world-studio-test"}
+    with production_stack(workers=1, extra_env=env, web=False) as stack:
+        job = json.loads(stack.shell(HELD_BY_A_DEAD_TASK).strip().splitlines()[-1])["job"]
+        report = _report(stack, job)
+        log = (stack.var_dir / "worker-w1.log").read_text(errors="replace")
+
+    assert report["status"] == "done"
+    assert [(r["outcome"], r["steps_done"]) for r in report["rows"]] == [("actions exhausted", 1)]
+    assert "task a-dead-task died holding the row" in log
+
+
 def _report(stack: Stack, job: int) -> dict[str, Any]:
     deadline = time.monotonic() + 30
     while True:
