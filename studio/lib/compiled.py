@@ -84,7 +84,6 @@ class _Compiled:
     stand-ins, one plan per database (compiled twice to check it), and binding."""
 
     def __init__(self, make: Callable[..., Any]) -> None:
-        self._make = make
         #: The function that builds the queryset: what each call ran before it compiled.
         self.definition = make
         hints = inspect.get_annotations(make, eval_str=True)
@@ -102,13 +101,15 @@ class _Compiled:
     def _coerce(self, values: Sequence[Any]) -> list[Any]:
         if len(values) != len(self._kinds):
             raise QueryNotCompilable(
-                f"{self._make.__qualname__} takes {len(self._kinds)} values, got {len(values)}"
+                f"{self.definition.__qualname__} takes {len(self._kinds)} values, got {len(values)}"
             )
         coerced = []
         for kind, value in zip(self._kinds, values, strict=True):
             if kind is datetime:
                 if not isinstance(value, datetime) or value.tzinfo is None:
-                    raise QueryNotCompilable(f"{self._make.__qualname__}: {value!r} is not aware")
+                    raise QueryNotCompilable(
+                        f"{self.definition.__qualname__}: {value!r} is not aware"
+                    )
                 coerced.append(value)
             else:
                 coerced.append(kind(value))
@@ -143,7 +144,7 @@ class _Compiled:
         places_again = [(place, argument) for place, argument, _ in slots_again]
         if (sql, places, fixed) != (sql_again, places_again, fixed_again):
             raise QueryNotCompilable(
-                f"{self._make.__qualname__}: its SQL depends on its arguments' values"
+                f"{self.definition.__qualname__}: its SQL depends on its arguments' values"
             )
         return self._planned(compiled, sql, params, slots)
 
@@ -165,7 +166,7 @@ class _Compiled:
             ]
             if not places:
                 raise QueryNotCompilable(
-                    f"{self._make.__qualname__}: argument {argument} is not a bound parameter "
+                    f"{self.definition.__qualname__}: argument {argument} is not a bound parameter "
                     "of its SQL as it was given"
                 )
             slots += places
@@ -201,7 +202,7 @@ class CompiledQuery(_Compiled, Generic[Row]):
     def model(self) -> type[Model]:
         """The queryset's model (built once, when first asked: not at import time)."""
         if self._model is None:
-            self._model = self._make(*self._stand_ins()).model
+            self._model = self.definition(*self._stand_ins()).model
         return self._model
 
     def all(self, *values: Any) -> list[Row]:
@@ -239,15 +240,15 @@ class CompiledQuery(_Compiled, Generic[Row]):
         return rows[0]
 
     def _sql(self, alias: str, stand_ins: list[Any]) -> tuple[Any, str, list[Any]]:
-        queryset = self._make(*stand_ins).using(alias)
+        queryset = self.definition(*stand_ins).using(alias)
         compiler = queryset.query.get_compiler(using=alias)
-        sql, params = _as_sql(compiler, self._make)
+        sql, params = _as_sql(compiler, self.definition)
         return (queryset, compiler, alias), sql, params
 
     def _planned(self, compiled: Any, sql: str, params: list[Any], slots: _Slots) -> _Plan:
         queryset, compiler, alias = compiled
         if compiler.has_extra_select:
-            raise QueryNotCompilable(f"{self._make.__qualname__}: extra() columns")
+            raise QueryNotCompilable(f"{self.definition.__qualname__}: extra() columns")
         fields = [column[0] for column in compiler.select[: compiler.col_count]]
         converters = tuple(
             (place, tuple(functions), expression)
@@ -282,7 +283,7 @@ class CompiledUpdate(_Compiled):
 
     def run(self, *values: Any) -> int:
         if self._model is None:  # built once, when first run: not at import time
-            self._model = self._make(*self._stand_ins())[0].model
+            self._model = self.definition(*self._stand_ins())[0].model
         alias = router.db_for_write(self._model)
         plan = self._plan(alias)
         with connections[alias].cursor() as cursor:
@@ -291,7 +292,7 @@ class CompiledUpdate(_Compiled):
         return changed
 
     def _sql(self, alias: str, stand_ins: list[Any]) -> tuple[Any, str, list[Any]]:
-        queryset, values = self._make(*stand_ins)
+        queryset, values = self.definition(*stand_ins)
         query = queryset.using(alias).query.chain(UpdateQuery)
         query.add_update_values(values)
         query.clear_ordering(force=True)
@@ -299,9 +300,9 @@ class CompiledUpdate(_Compiled):
         # databases it reads first: those would be compiled into the SQL.
         query.get_initial_alias()
         if query.related_updates or query.count_active_tables() != 1:
-            raise QueryNotCompilable(f"{self._make.__qualname__}: it updates through a join")
+            raise QueryNotCompilable(f"{self.definition.__qualname__}: it updates through a join")
         compiler = query.get_compiler(using=alias)
-        sql, params = _as_sql(compiler, self._make)
+        sql, params = _as_sql(compiler, self.definition)
         return compiler, sql, params
 
     def _planned(self, compiled: Any, sql: str, params: list[Any], slots: _Slots) -> _Plan:
